@@ -1,0 +1,71 @@
+# One helper per kind of target, so that every library, executable, test and benchmark is built with
+# the same standard, warnings and sanitizer options and none drifts.
+
+function(az_apply_standard_options target)
+  target_compile_features(${target} PRIVATE cxx_std_20)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-missing-field-initializers)
+  if(AZ_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(AZ_NATIVE)
+    target_compile_options(${target} PRIVATE -march=native)
+  endif()
+  if(AZ_SANITIZE STREQUAL "address")
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  elseif(AZ_SANITIZE STREQUAL "thread")
+    target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=thread)
+  elseif(NOT AZ_SANITIZE STREQUAL "")
+    message(FATAL_ERROR "AZ_SANITIZE must be empty, 'address' or 'thread', not '${AZ_SANITIZE}'")
+  endif()
+endfunction()
+
+# az_library(NAME <target> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
+# Headers are included by path from the source root: #include "core/chess/position.h".
+function(az_library)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${ARG_NAME} STATIC ${ARG_SOURCES})
+  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  set_target_properties(${ARG_NAME} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  az_apply_standard_options(${ARG_NAME})
+endfunction()
+
+# az_executable(NAME <target> SOURCES ... [DEPS ...]); lands in <build>/bin/.
+function(az_executable)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  az_apply_standard_options(${ARG_NAME})
+endfunction()
+
+# az_test(NAME <target> SOURCES ... [DEPS ...] [LABEL unit|integration] [TIMEOUT seconds])
+# Each GoogleTest case becomes its own ctest test, labelled so `ctest -L unit` runs the fast ones.
+function(az_test)
+  cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL unit)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${ARG_NAME} PRIVATE AZ_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                                 AZ_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  az_apply_standard_options(${ARG_NAME})
+  gtest_discover_tests(${ARG_NAME} DISCOVERY_MODE PRE_TEST
+                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+endfunction()
+
+# az_benchmark(NAME <target> SOURCES ... [DEPS ...]): Google Benchmark programs, never run by ctest.
+function(az_benchmark)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  if(NOT AZ_BUILD_BENCHMARKS)
+    return()
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} benchmark::benchmark benchmark::benchmark_main)
+  az_apply_standard_options(${ARG_NAME})
+endfunction()
