@@ -1,0 +1,52 @@
+#pragma once
+
+// What the search hands out for evaluation and what comes back. The search gathers a batch of
+// leaves (Search::Gather), someone evaluates them (in process, a fake in tests, or another process
+// through shared memory, maybe asynchronously), and the search takes the results back
+// (Search::Backup). Run() chains the two with any type modelling BatchEvaluator, a template
+// parameter: no virtual call. `Evaluator<G>` is an abstract base for when the evaluator is chosen
+// at run time (one virtual call per batch, not per node).
+
+#include <array>
+#include <concepts>
+#include <span>
+
+#include "core/base/status.h"
+#include "core/games/game.h"
+
+namespace az::mcts {
+
+// One leaf to evaluate: its state and its legal moves (in the order the priors must follow). Both
+// point into the search and stay valid until the search's next Backup() or Cancel().
+template <games::Game G>
+struct Leaf {
+  const typename G::State* state = nullptr;
+  std::span<const typename G::Move> moves;
+};
+
+// What the evaluator writes for a leaf. `priors` is sized to the leaf's moves and points into the
+// search: one prior per move, in the same order; any non-negative scale (the search normalises;
+// negative or NaN entries count as 0, and all-zero becomes uniform). `wdl`: win, draw and loss for
+// the leaf's side to move, non-negative (normalised by the search; NaN or all-zero counts as a
+// draw and as a bad evaluation in the search's stats).
+struct LeafEval {
+  std::span<float> priors;
+  std::array<float, 3> wdl = {0.0f, 1.0f, 0.0f};
+};
+
+// Evaluates `leaves` into `evals` (same size, same order). An error aborts the search step that
+// asked for it (the leaves are cancelled, the tree stays consistent).
+template <typename E, typename G>
+concept BatchEvaluator = games::Game<G> &&
+    requires(E& evaluator, std::span<const Leaf<G>> leaves, std::span<LeafEval> evals) {
+  { evaluator.Evaluate(leaves, evals) } -> std::same_as<Status>;
+};
+
+template <games::Game G>
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual Status Evaluate(std::span<const Leaf<G>> leaves, std::span<LeafEval> evals) = 0;
+};
+
+}  // namespace az::mcts

@@ -1,0 +1,54 @@
+#pragma once
+
+// The search's configuration, with the defaults of the issue, and its validation (options come from
+// config files and flags: a bad value is an InvalidArgument, not a crash).
+
+#include <cstdint>
+
+#include "core/base/status.h"
+
+namespace az::mcts {
+
+struct SearchOptions {
+  // PUCT: Q(s,a) + c_puct * P(s,a) * sqrt(N(s)) / (1 + N(s,a) + VL(s,a)).
+  float c_puct = 1.5f;
+  // Dynamic first-play urgency: an unvisited child without virtual loss is valued
+  // Q_parent - fpu_base * (1 - P(s,a)).
+  float fpu_base = 1.0f;
+  // Entropic risk: visited children are valued mean + risk_beta / 2 * variance (clamped to [-1,
+  // 1]). 0 is the plain, risk-neutral search at no extra cost; < 0 is risk-averse, > 0
+  // risk-seeking.
+  float risk_beta = 0.0f;
+
+  // Dirichlet noise on the root priors: P' = (1 - epsilon) P + epsilon * Dir(alpha). Self-play on,
+  // analysis off.
+  bool root_noise = false;
+  float dirichlet_alpha = 0.3f;
+  float dirichlet_epsilon = 0.25f;
+
+  // Most playouts gathered per batch (Gather's limit, and Run's batch for its evaluator).
+  int max_batch = 16;
+  // After Advance(move), keep the subtree below `move` instead of starting a fresh tree.
+  bool reuse_tree = true;
+  // Bound on the arena (64 bytes a node): a search that reaches it keeps going, but evaluates the
+  // leaves it cannot expand without growing the tree.
+  std::uint32_t max_nodes = 1u << 22;
+  // Seeds the search's PRNG (Dirichlet noise and temperature sampling).
+  std::uint64_t seed = 0x5EED;
+
+  // InvalidArgument naming the first field out of range.
+  Status Validate() const;
+};
+
+// Temperature move selection: sample in proportion to N^(1/tau) for the first `moves` plies of a
+// game, then play the most visited move.
+struct TemperatureOptions {
+  int moves = 30;
+  float tau = 1.0f;
+
+  Status Validate() const;
+  // The temperature for the move at `ply` (0-based): tau before `moves`, else 0 (most visited).
+  float AtPly(int ply) const { return ply < moves ? tau : 0.0f; }
+};
+
+}  // namespace az::mcts

@@ -1,0 +1,515 @@
+#pragma once
+
+// Monte Carlo tree search with PUCT over any game modelling az::games::Game (core/games/game.h).
+//
+// The search is driven in two steps, so that one process can run many games and batch their leaves
+// for one evaluator (in another process, maybe asynchronously):
+//
+//   search.Gather(k);                          // select up to k leaves, virtual loss on their
+//   paths
+//   ... evaluate search.leaves() into search.evals() somewhere, some time ...
+//   search.Backup();                           // expand the leaves and back their values up
+//
+// Run(evaluator, visits) is that loop with an in-process evaluator. Terminal states (the game's
+// Outcome) are valued exactly and never handed out: a playout that reaches one is backed up inside
+// Gather. Formulas: core/mcts/puct.h. Design and numbers: docs/mcts.md.
+//
+// Threading: a Search is used by one thread at a time (it may move between threads between calls).
+// Node statistics are relaxed atomics, so a monitoring thread may read them while the owner writes,
+// and seeing a value a step old is all that can happen; two threads must not call into one Search
+// concurrently. A self-play process runs many Searches, one per game, on as many threads as it
+// likes.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/base/check.h"
+#include "core/base/status.h"
+#include "core/games/game.h"
+#include "core/mcts/evaluator.h"
+#include "core/mcts/node.h"
+#include "core/mcts/node_arena.h"
+#include "core/mcts/options.h"
+#include "core/mcts/puct.h"
+#include "core/mcts/random.h"
+#include "core/mcts/temperature.h"
+
+namespace az::mcts {
+
+// Win, draw and loss probabilities, for the side to move at the root.
+struct Wdl {
+  double win = 0.0;
+  double draw = 0.0;
+  double loss = 0.0;
+};
+
+template <typename Move>
+struct ChildStats {
+  Move move;
+  std::uint32_t visits = 0;
+  float prior = 0.0f;   // after root noise, when it is on
+  double q = 0.0;       // Q for the root's side to move (risk-adjusted); 0 when unvisited
+  double policy = 0.0;  // visits / all the root's child visits: the policy training target
+};
+
+// Counters since the Search was created (except inherited_visits).
+struct SearchStats {
+  std::uint64_t playouts = 0;           // backed-up playouts: evaluated leaves + terminal visits
+  std::uint64_t evaluated_leaves = 0;   // leaves handed out and backed up
+  std::uint64_t terminal_playouts = 0;  // playouts that ended on a terminal state
+  std::uint64_t collisions = 0;         // selections that reached a leaf already in flight
+  std::uint64_t cancelled_leaves = 0;   // leaves dropped by Cancel()
+  std::uint64_t bad_evaluations = 0;    // evaluations with NaN / all-zero WDL or priors
+  std::uint64_t unexpanded_full = 0;    // evaluated leaves left unexpanded: arena at max_nodes
+  std::uint32_t inherited_visits = 0;   // the root's visits kept by the last Advance
+};
+
+template <games::Game G>
+class Search {
+ public:
+  using State = typename G::State;
+  using Move = typename G::Move;
+
+  struct GatherResult {
+    int leaves = 0;             // handed out: leaves() / evals()
+    int terminal_playouts = 0;  // completed inside Gather
+    int collisions = 0;         // selections abandoned on a leaf already in flight
+  };
+
+  // A search over a fresh tree rooted at `root`. InvalidArgument when the options are out of range.
+  static Result<Search> Create(const SearchOptions& options, const State& root) {
+    AZ_RETURN_IF_ERROR(options.Validate().WithContext("search options"));
+    return Search(options, root);
+  }
+
+  Search(Search&&) noexcept = default;
+  Search& operator=(Search&&) noexcept = default;
+
+  // Starts a fresh tree at `state` (O(1): the arena is reset, not freed). No batch may be pending.
+  void SetRoot(const State& state) {
+    AZ_CHECK(pending_.empty(), "SetRoot with leaves in flight: Backup() or Cancel() first");
+    NewTree();
+    root_state_ = state;
+    root_outcome_ = ComputeOutcome(root_state_);
+  }
+
+  // Plays `move` (legal at the root) and makes the resulting state the root. With reuse_tree, the
+  // subtree below `move` is kept (copied compactly into the second arena, O(its size)) with its
+  // statistics; otherwise, or when that child was never expanded, the tree starts fresh. Root
+  // noise, when on, is drawn afresh for the new root. No batch may be pending.
+  void Advance(Move move) {
+    AZ_CHECK(pending_.empty(), "Advance with leaves in flight: Backup() or Cancel() first");
+    State next = root_state_;
+    G::Apply(next, move);
+    const std::uint16_t packed = G::PackMove(move);
+    std::uint32_t child = kNullNode;
+    const Node& root = arena_[root_];
+    if (root.state == NodeState::kExpanded) {
+      for (std::uint32_t i = 0; i < root.num_children; ++i) {
+        if (arena_[root.first_child + i].move == packed) child = root.first_child + i;
+      }
+    }
+    stats_.inherited_visits = 0;
+    if (options_.reuse_tree && child != kNullNode && arena_[child].state == NodeState::kExpanded &&
+        CopySubtreeToSpare(child)) {
+      std::swap(arena_, spare_);
+      root_ = 0;
+      stats_.inherited_visits = arena_[root_].N();
+    } else {
+      NewTree();
+    }
+    root_state_ = std::move(next);
+    root_outcome_ = ComputeOutcome(root_state_);
+    if (options_.root_noise && arena_[root_].state == NodeState::kExpanded) ApplyRootNoise();
+  }
+
+  // Searches until the root's children hold `visits` visits in total (>= 0; visits inherited by
+  // Advance count, so a fresh tree gets exactly `visits` playouts below the root, plus the root's
+  // own evaluation). Calls evaluator.Evaluate on batches of up to max_batch leaves; blocks as long
+  // as that does. FailedPrecondition when the root is terminal; an evaluator's error is returned
+  // with the in-flight leaves cancelled (the tree stays consistent and usable).
+  template <typename E>
+  requires BatchEvaluator<E, G> Status Run(E& evaluator, int visits) {
+    AZ_CHECK(visits >= 0);
+    AZ_CHECK(pending_.empty(), "Run with leaves in flight: Backup() or Cancel() first");
+    if (games::IsTerminal(root_outcome_)) {
+      return FailedPrecondition("the root state is terminal: there is no move to search");
+    }
+    for (;;) {
+      const bool expanded = arena_[root_].state == NodeState::kExpanded;
+      const std::uint32_t done = RootChildVisits();
+      if (expanded && done >= static_cast<std::uint32_t>(visits)) return Status::Ok();
+      const int want =
+          expanded ? static_cast<int>(std::min<std::uint32_t>(options_.max_batch, visits - done))
+                   : 1;
+      const GatherResult gathered = Gather(want);
+      AZ_CHECK(gathered.leaves + gathered.terminal_playouts > 0, "a batch made no progress");
+      if (gathered.leaves == 0) continue;
+      Status status = evaluator.Evaluate(leaves(), evals());
+      if (!status.ok()) {
+        Cancel();
+        return status.WithContext("evaluating a batch of leaves");
+      }
+      Backup();
+    }
+  }
+
+  // Step 1: selects up to `max_playouts` (1..max_batch, checked) playouts from the root. A playout
+  // that reaches an unevaluated leaf hands it out (leaves(), evals(), with virtual loss left on its
+  // path); one that reaches a terminal state is backed up at once; one that reaches a leaf already
+  // handed out in this batch is a collision: its virtual loss is removed and it does not count.
+  // Stops after max_playouts playouts or max_playouts collisions. Never blocks. No batch may be
+  // pending.
+  GatherResult Gather(int max_playouts) {
+    AZ_CHECK(pending_.empty(), "Gather with leaves in flight: Backup() or Cancel() first");
+    AZ_CHECK(max_playouts >= 1 && max_playouts <= options_.max_batch, "max_playouts out of range");
+    GatherResult result;
+    paths_.clear();
+    std::size_t moves_used = 0;
+    while (result.leaves + result.terminal_playouts < max_playouts &&
+           result.collisions < max_playouts) {
+      State& state = leaf_states_[result.leaves];
+      state = root_state_;
+      const auto path_begin = static_cast<std::uint32_t>(paths_.size());
+      std::uint32_t index = root_;
+      for (;;) {
+        Node& node = arena_[index];
+        paths_.push_back(index);
+        node.virtual_loss.fetch_add(1, std::memory_order_relaxed);
+        if (node.state == NodeState::kExpanded) {
+          index = SelectChild(arena_, node, params_);
+          G::Apply(state, G::UnpackMove(state, arena_[index].move));
+          continue;
+        }
+        if (node.state == NodeState::kUnexpanded) {
+          Move* moves = leaf_moves_.data() + moves_used;
+          const int count = G::LegalMoves(state, moves);
+          AZ_CHECK(count >= 0 && count <= G::kMaxMoves, "LegalMoves beyond kMaxMoves");
+          const games::GameOutcome outcome = G::Outcome(state, count);
+          if (games::IsTerminal(outcome)) {
+            node.state = NodeState::kTerminal;
+            node.outcome = outcome;
+          } else {
+            AZ_CHECK(count > 0, "a state with no legal moves must be terminal");
+            node.state = NodeState::kPending;
+            pending_.push_back({index, path_begin, static_cast<std::uint32_t>(paths_.size())});
+            leaves_.push_back({&state, std::span<const Move>(moves, count)});
+            evals_.push_back({std::span<float>(leaf_priors_.data() + moves_used, count)});
+            moves_used += count;
+            ++result.leaves;
+            break;
+          }
+        }
+        if (node.state == NodeState::kTerminal) {
+          BackupPath(path_begin, static_cast<std::uint32_t>(paths_.size()),
+                     games::OutcomeValue(node.outcome),
+                     node.outcome == games::GameOutcome::kDraw ? 1.0 : 0.0);
+          ++result.terminal_playouts;
+        } else {  // kPending: another playout of this batch is waiting on this leaf
+          RemoveVirtualLoss(path_begin, static_cast<std::uint32_t>(paths_.size()));
+          ++result.collisions;
+        }
+        paths_.resize(path_begin);
+        break;
+      }
+    }
+    stats_.terminal_playouts += result.terminal_playouts;
+    stats_.collisions += result.collisions;
+    return result;
+  }
+
+  // The batch handed out by the last Gather, valid until Backup() or Cancel().
+  std::span<const Leaf<G>> leaves() const { return leaves_; }
+  std::span<LeafEval> evals() { return evals_; }
+  bool has_pending() const { return !pending_.empty(); }
+
+  // Step 2: takes evals() for the pending leaves: expands each (children by decreasing prior) and
+  // backs its value up the path, negating it at every ply and removing the virtual loss.
+  void Backup() {
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+      const PendingLeaf& leaf = pending_[i];
+      Node& node = arena_[leaf.node];
+      double win, draw, loss;
+      SanitizeWdl(evals_[i].wdl, win, draw, loss);
+      SanitizePriors(evals_[i].priors);
+      Expand(node, leaves_[i].moves, evals_[i].priors);
+      BackupPath(leaf.path_begin, leaf.path_end, win - loss, draw);
+      if (leaf.node == root_ && options_.root_noise && node.state == NodeState::kExpanded) {
+        ApplyRootNoise();
+      }
+    }
+    stats_.evaluated_leaves += pending_.size();
+    ClearBatch();
+  }
+
+  // Drops the pending batch (e.g. its evaluation failed or timed out): removes its virtual loss and
+  // makes its leaves unevaluated again.
+  void Cancel() {
+    for (const PendingLeaf& leaf : pending_) {
+      RemoveVirtualLoss(leaf.path_begin, leaf.path_end);
+      arena_[leaf.node].state = NodeState::kUnexpanded;
+    }
+    stats_.cancelled_leaves += pending_.size();
+    ClearBatch();
+  }
+
+  // --- The root, after a search. ---
+
+  const State& root_state() const { return root_state_; }
+  games::GameOutcome root_outcome() const { return root_outcome_; }
+  const Node& root() const { return arena_[root_]; }
+  std::uint32_t root_index() const { return root_; }
+  const NodeArena& arena() const { return arena_; }
+  const SearchStats& stats() const { return stats_; }
+
+  // The sum of the visits of the root's children.
+  std::uint32_t RootChildVisits() const {
+    const Node& root = arena_[root_];
+    if (root.state != NodeState::kExpanded) return 0;
+    std::uint32_t total = 0;
+    for (std::uint32_t i = 0; i < root.num_children; ++i) total += arena_[root.first_child + i].N();
+    return total;
+  }
+
+  // Every legal move at the root (empty before the root is evaluated), by decreasing prior.
+  std::vector<ChildStats<Move>> RootChildren() const {
+    std::vector<ChildStats<Move>> children;
+    const Node& root = arena_[root_];
+    if (root.state != NodeState::kExpanded) return children;
+    const double q_parent = root.Mean();
+    const double total = RootChildVisits();
+    for (std::uint32_t i = 0; i < root.num_children; ++i) {
+      const Node& child = arena_[root.first_child + i];
+      ChildStats<Move> stats{G::UnpackMove(root_state_, child.move)};
+      stats.visits = child.N();
+      stats.prior = child.Prior();
+      stats.q = stats.visits > 0 ? ChildQ(child, q_parent, params_) : 0.0;
+      stats.policy = total > 0 ? stats.visits / total : 0.0;
+      children.push_back(stats);
+    }
+    return children;
+  }
+
+  // The root's value and its win/draw/loss, over every playout backed up through it.
+  double RootValue() const { return arena_[root_].Mean(); }
+  Wdl RootWdl() const {
+    const Node& root = arena_[root_];
+    const double n = static_cast<double>(root.N()) * kValueScale;
+    if (n == 0) return {};
+    const double v = static_cast<double>(root.ValueSum());
+    const double d = static_cast<double>(root.DrawSum());
+    return {std::max(0.0, (n - d + v) / 2) / n, d / n, std::max(0.0, (n - d - v) / 2) / n};
+  }
+  // The root's LogSumExp risk value (core/mcts/puct.h: RootSoftValue).
+  double SoftValue() const { return RootSoftValue(arena_, arena_[root_], params_); }
+
+  // The most visited move (the higher prior on ties). The root must have a visited child (checked).
+  Move BestMove() { return SelectMove(0.0f); }
+  // A move drawn with probability proportional to N^(1/tau) from the search's PRNG; tau <= 0 is
+  // BestMove(). The root must have a visited child (checked).
+  Move SelectMove(float tau) {
+    const Node& root = arena_[root_];
+    AZ_CHECK(root.state == NodeState::kExpanded, "no move before the root is searched");
+    visit_scratch_.clear();
+    for (std::uint32_t i = 0; i < root.num_children; ++i) {
+      visit_scratch_.push_back(arena_[root.first_child + i].N());
+    }
+    const std::size_t pick = SampleByTemperature(visit_scratch_, tau, rng_);
+    return G::UnpackMove(root_state_, arena_[root.first_child + pick].move);
+  }
+
+ private:
+  struct PendingLeaf {
+    std::uint32_t node;
+    std::uint32_t path_begin;  // the leaf's path (root first) is paths_[path_begin, path_end)
+    std::uint32_t path_end;
+  };
+  struct ChildOrder {
+    std::uint16_t prior;
+    std::uint16_t index;
+  };
+
+  Search(const SearchOptions& options, const State& root)
+      : options_(options),
+        params_(PuctParams::From(options)),
+        track_squares_(options.risk_beta != 0.0f),
+        arena_(options.max_nodes),
+        spare_(options.max_nodes),
+        root_state_(root),
+        rng_(options.seed),
+        leaf_states_(options.max_batch, root),
+        leaf_moves_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
+        leaf_priors_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves) {
+    pending_.reserve(options.max_batch);
+    leaves_.reserve(options.max_batch);
+    evals_.reserve(options.max_batch);
+    paths_.reserve(static_cast<std::size_t>(options.max_batch) * 64);
+    noise_.resize(G::kMaxMoves);
+    order_.resize(G::kMaxMoves);
+    visit_scratch_.reserve(G::kMaxMoves);
+    NewTree();
+    root_outcome_ = ComputeOutcome(root_state_);
+  }
+
+  void NewTree() {
+    arena_.Reset();
+    root_ = arena_.Allocate(1);
+    arena_[root_].Init(0, 0);
+  }
+
+  games::GameOutcome ComputeOutcome(const State& state) {
+    return G::Outcome(state, G::LegalMoves(state, leaf_moves_.data()));
+  }
+
+  void ClearBatch() {
+    pending_.clear();
+    leaves_.clear();
+    evals_.clear();
+  }
+
+  void BackupPath(std::uint32_t begin, std::uint32_t end, double value, double draw) {
+    std::int64_t value_fixed = ToFixed(value);
+    const std::int64_t square_fixed = ToFixed(value * value);
+    const std::int64_t draw_fixed = ToFixed(draw);
+    for (std::uint32_t i = end; i-- > begin;) {
+      Node& node = arena_[paths_[i]];
+      node.virtual_loss.fetch_sub(1, std::memory_order_relaxed);
+      node.visits.fetch_add(1, std::memory_order_relaxed);
+      node.value_sum.fetch_add(value_fixed, std::memory_order_relaxed);
+      if (track_squares_) node.value_sq_sum.fetch_add(square_fixed, std::memory_order_relaxed);
+      node.draw_sum.fetch_add(draw_fixed, std::memory_order_relaxed);
+      value_fixed = -value_fixed;  // the parent's side to move is the other player
+    }
+    ++stats_.playouts;
+  }
+
+  void RemoveVirtualLoss(std::uint32_t begin, std::uint32_t end) {
+    for (std::uint32_t i = begin; i < end; ++i) {
+      arena_[paths_[i]].virtual_loss.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+
+  void SanitizeWdl(const std::array<float, 3>& wdl, double& win, double& draw, double& loss) {
+    const auto clean = [](float x) { return std::isfinite(x) && x > 0.0f ? double{x} : 0.0; };
+    win = clean(wdl[0]);
+    draw = clean(wdl[1]);
+    loss = clean(wdl[2]);
+    const double sum = win + draw + loss;
+    if (!(sum > 0.0) || !std::isfinite(wdl[0] + wdl[1] + wdl[2])) {
+      ++stats_.bad_evaluations;
+      win = loss = 0.0;
+      draw = 1.0;
+      return;
+    }
+    win /= sum;
+    draw /= sum;
+    loss /= sum;
+  }
+
+  void SanitizePriors(std::span<float> priors) {
+    double sum = 0.0;
+    for (float& p : priors) {
+      if (!(std::isfinite(p) && p > 0.0f)) p = 0.0f;
+      sum += p;
+    }
+    if (!(sum > 0.0) || !std::isfinite(sum)) {
+      ++stats_.bad_evaluations;
+      for (float& p : priors) p = 1.0f / static_cast<float>(priors.size());
+      return;
+    }
+    for (float& p : priors) p = static_cast<float>(p / sum);
+  }
+
+  // Gives `node` one child per move, by decreasing prior (ties in move order), or leaves it
+  // unexpanded when the arena is full.
+  void Expand(Node& node, std::span<const Move> moves, std::span<const float> priors) {
+    const auto count = static_cast<std::uint32_t>(moves.size());
+    const std::uint32_t first = arena_.Allocate(count);
+    if (first == kNullNode) {
+      node.state = NodeState::kUnexpanded;
+      ++stats_.unexpanded_full;
+      return;
+    }
+    for (std::uint32_t i = 0; i < count; ++i) {
+      order_[i] = {QuantizePrior(priors[i]), static_cast<std::uint16_t>(i)};
+    }
+    std::sort(order_.begin(), order_.begin() + count, [](ChildOrder a, ChildOrder b) {
+      return a.prior != b.prior ? a.prior > b.prior : a.index < b.index;
+    });
+    for (std::uint32_t i = 0; i < count; ++i) {
+      arena_[first + i].Init(G::PackMove(moves[order_[i].index]), order_[i].prior);
+    }
+    node.first_child = first;
+    node.num_children = static_cast<std::uint16_t>(count);
+    node.state = NodeState::kExpanded;
+  }
+
+  // P' = (1 - epsilon) P + epsilon * Dir(alpha) on the root's children.
+  void ApplyRootNoise() {
+    const Node& root = arena_[root_];
+    const std::span<float> noise(noise_.data(), root.num_children);
+    rng_.Dirichlet(options_.dirichlet_alpha, noise);
+    const float epsilon = options_.dirichlet_epsilon;
+    for (std::uint32_t i = 0; i < root.num_children; ++i) {
+      Node& child = arena_[root.first_child + i];
+      child.prior = QuantizePrior((1.0f - epsilon) * child.Prior() + epsilon * noise[i]);
+    }
+  }
+
+  // Copies the subtree under `from` into spare_ (reset first), breadth first so that every run of
+  // siblings stays contiguous; its root lands at index 0. False when spare_ runs out of room.
+  bool CopySubtreeToSpare(std::uint32_t from) {
+    spare_.Reset();
+    const std::uint32_t new_root = spare_.Allocate(1);
+    spare_[new_root].CopyStatsFrom(arena_[from]);
+    copy_queue_.clear();
+    copy_queue_.emplace_back(from, new_root);
+    for (std::size_t head = 0; head < copy_queue_.size(); ++head) {
+      const auto [source_index, target_index] = copy_queue_[head];
+      const Node& source = arena_[source_index];
+      if (source.state != NodeState::kExpanded) continue;
+      const std::uint32_t first = spare_.Allocate(source.num_children);
+      if (first == kNullNode) return false;
+      spare_[target_index].first_child = first;
+      for (std::uint32_t i = 0; i < source.num_children; ++i) {
+        const Node& child = arena_[source.first_child + i];
+        spare_[first + i].CopyStatsFrom(child);
+        if (child.state == NodeState::kExpanded) {
+          copy_queue_.emplace_back(source.first_child + i, first + i);
+        }
+      }
+    }
+    return true;
+  }
+
+  SearchOptions options_;
+  PuctParams params_;
+  bool track_squares_;
+  NodeArena arena_;
+  NodeArena spare_;  // the target of subtree reuse; swapped with arena_ by Advance
+  std::uint32_t root_ = kNullNode;
+  State root_state_;
+  games::GameOutcome root_outcome_ = games::GameOutcome::kOngoing;
+  Rng rng_;
+  SearchStats stats_;
+
+  // The batch in flight; sized once, so gathering allocates nothing.
+  std::vector<State> leaf_states_;
+  std::vector<Move> leaf_moves_;
+  std::vector<float> leaf_priors_;
+  std::vector<PendingLeaf> pending_;
+  std::vector<Leaf<G>> leaves_;
+  std::vector<LeafEval> evals_;
+  std::vector<std::uint32_t> paths_;
+
+  std::vector<float> noise_;
+  std::vector<ChildOrder> order_;
+  std::vector<std::uint32_t> visit_scratch_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> copy_queue_;
+};
+
+}  // namespace az::mcts
