@@ -1,0 +1,68 @@
+#include "core/nn/net_config.h"
+
+#include <sstream>
+#include <string_view>
+
+namespace az::nn {
+namespace {
+
+Status CheckRange(std::string_view name, std::int32_t value, std::int32_t lo, std::int32_t hi) {
+  if (value >= lo && value <= hi) return Status::Ok();
+  std::ostringstream msg;
+  msg << "network config: " << name << " = " << value << " is outside [" << lo << ", " << hi << "]";
+  return InvalidArgument(msg.str());
+}
+
+}  // namespace
+
+NetConfig NetConfig::ChessSmall() { return NetConfig{}; }
+
+NetConfig NetConfig::ChessFull() {
+  NetConfig config;
+  config.blocks = 15;
+  config.filters = 192;
+  return config;
+}
+
+NetConfig NetConfig::ConnectFour() {
+  NetConfig config;
+  config.blocks = 4;
+  config.filters = 32;
+  config.input_planes = 3;
+  config.board_height = 6;
+  config.board_width = 7;
+  config.policy_size = 7;
+  config.value_hidden = 64;
+  return config;
+}
+
+Status NetConfig::Validate() const {
+  AZ_RETURN_IF_ERROR(CheckRange("blocks", blocks, 0, 128));
+  AZ_RETURN_IF_ERROR(CheckRange("filters", filters, 1, 4096));
+  AZ_RETURN_IF_ERROR(CheckRange("input_planes", input_planes, 1, 4096));
+  AZ_RETURN_IF_ERROR(CheckRange("board_height", board_height, 1, 64));
+  AZ_RETURN_IF_ERROR(CheckRange("board_width", board_width, 1, 64));
+  AZ_RETURN_IF_ERROR(CheckRange("policy_size", policy_size, 1, 1 << 20));
+  AZ_RETURN_IF_ERROR(CheckRange("policy_channels", policy_channels, 1, 256));
+  AZ_RETURN_IF_ERROR(CheckRange("value_channels", value_channels, 1, 256));
+  AZ_RETURN_IF_ERROR(CheckRange("value_hidden", value_hidden, 1, 8192));
+  return Status::Ok();
+}
+
+std::string NetConfig::ToString() const {
+  std::ostringstream out;
+  out << blocks << "x" << filters << ", " << input_planes << " planes " << board_height << "x"
+      << board_width << ", policy " << policy_size << " (" << policy_channels << " ch), value "
+      << value_channels << " ch -> " << value_hidden << " -> 3";
+  return out.str();
+}
+
+Status RuntimeOptions::Validate() const {
+  if (intra_op_threads < 0 || intra_op_threads > 1024) {
+    return InvalidArgument("runtime: intra_op_threads = " + std::to_string(intra_op_threads) +
+                           " is outside [0, 1024]");
+  }
+  return Status::Ok();
+}
+
+}  // namespace az::nn

@@ -1,0 +1,80 @@
+#pragma once
+
+// The shapes of the residual policy/value network, and how it runs. Torch-free: services, configs
+// and tests include this without paying for LibTorch's headers.
+//
+// The network (docs/nn.md): an input block (3x3 conv, BN, ReLU), `blocks` residual blocks of
+// `filters` channels, a policy head (1x1 conv to `policy_channels`, BN, ReLU, linear to
+// `policy_size`) and a WDL value head (1x1 conv to `value_channels`, BN, ReLU, linear to
+// `value_hidden`, ReLU, linear to 3: win, draw, loss from the side to move's view).
+
+#include <cstdint>
+#include <string>
+
+#include "core/base/status.h"
+
+namespace az::nn {
+
+struct NetConfig {
+  std::int32_t blocks = 6;
+  std::int32_t filters = 64;
+  std::int32_t input_planes = 122;
+  std::int32_t board_height = 8;
+  std::int32_t board_width = 8;
+  std::int32_t policy_size = 4672;
+  std::int32_t policy_channels = 2;
+  std::int32_t value_channels = 1;
+  std::int32_t value_hidden = 256;
+
+  // Chess, small enough to train and evaluate on two CPU cores: 6 blocks x 64 filters.
+  static NetConfig ChessSmall();
+  // Chess at AlphaZero-like size for a GPU: 15 blocks x 192 filters.
+  static NetConfig ChessFull();
+  // Connect Four (core/games): 3 planes of 6x7, 7 actions, 4 blocks x 32 filters, value hidden 64.
+  static NetConfig ConnectFour();
+
+  // INVALID_ARGUMENT naming the first field out of range (every field must be positive; the
+  // ranges are generous but catch a swapped or garbage value).
+  Status Validate() const;
+
+  // "6x64, 122 planes 8x8, policy 4672 (2 ch), value 1 ch -> 256 -> 3".
+  std::string ToString() const;
+
+  std::int64_t InputFloatsPerPosition() const {
+    return std::int64_t{input_planes} * board_height * board_width;
+  }
+
+  friend bool operator==(const NetConfig&, const NetConfig&) = default;
+};
+
+// How a caller's encoder lays out one position's input floats.
+enum class InputLayout : std::uint8_t {
+  kNhwc,  // dst[(row * width + col) * planes + plane]: the chess encoder; copy-free into the batch
+  kNchw,  // dst[(plane * height + row) * width + col]: planar encoders (Connect Four)
+};
+
+enum class DeviceChoice : std::uint8_t {
+  kAuto,  // CUDA when torch::cuda::is_available(), else CPU
+  kCpu,
+  kCuda,  // refused with FAILED_PRECONDITION when no CUDA device is usable
+};
+
+// Run-time choices that do not change the weights.
+struct RuntimeOptions {
+  DeviceChoice device = DeviceChoice::kAuto;
+  // torch::set_num_threads(): process-wide, set when a Network or Trainer is created. 0 leaves
+  // LibTorch's current setting alone.
+  int intra_op_threads = 1;
+  // Run convolutions on channels-last (NHWC) memory; see docs/nn.md for the measured difference.
+  bool channels_last = true;
+  // fp16 autocast (with dynamic loss scaling when training). Only ever used on CUDA; CPU is fp32.
+  bool cuda_fp16 = true;
+  // Layout of the floats the encoder callback or a caller's input buffer holds.
+  InputLayout input_layout = InputLayout::kNhwc;
+  // Seeds the weight initialisation (torch::manual_seed) when a network is created.
+  std::uint64_t seed = 0;
+
+  Status Validate() const;
+};
+
+}  // namespace az::nn

@@ -1,0 +1,113 @@
+#include "core/nn/torch_model.h"
+
+#include <torch/nn/functional/activation.h>
+
+#include <string>
+
+#include "core/base/check.h"
+
+namespace az::nn {
+
+ConvBnImpl::ConvBnImpl(int in_channels, int out_channels, int kernel) {
+  // No conv bias: BatchNorm's beta does its job.
+  conv_ = register_module(
+      "conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(in_channels, out_channels, kernel)
+                                    .padding(kernel / 2)
+                                    .bias(false)));
+  bn_ = register_module("bn", torch::nn::BatchNorm2d(out_channels));
+}
+
+torch::Tensor ConvBnImpl::forward(const torch::Tensor& x) { return bn_(conv_(x)); }
+
+ResidualBlockImpl::ResidualBlockImpl(int filters) {
+  first_ = register_module("first", ConvBn(filters, filters, 3));
+  second_ = register_module("second", ConvBn(filters, filters, 3));
+}
+
+torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
+  torch::Tensor y = torch::relu(first_(x));
+  y = second_(y);
+  return torch::relu(y + x);
+}
+
+AzNetImpl::AzNetImpl(const NetConfig& config) : config_(config) {
+  AZ_CHECK(config.Validate().ok(), config.Validate().ToString());
+  const int squares = config.board_height * config.board_width;
+  input_ = register_module("input", ConvBn(config.input_planes, config.filters, 3));
+  tower_ = register_module("tower", torch::nn::ModuleList());
+  for (int i = 0; i < config.blocks; ++i) tower_->push_back(ResidualBlock(config.filters));
+  policy_conv_ = register_module("policy_conv", ConvBn(config.filters, config.policy_channels, 1));
+  policy_fc_ = register_module(
+      "policy_fc", torch::nn::Linear(config.policy_channels * squares, config.policy_size));
+  value_conv_ = register_module("value_conv", ConvBn(config.filters, config.value_channels, 1));
+  value_fc1_ = register_module(
+      "value_fc1", torch::nn::Linear(config.value_channels * squares, config.value_hidden));
+  value_fc2_ = register_module("value_fc2", torch::nn::Linear(config.value_hidden, 3));
+}
+
+std::pair<torch::Tensor, torch::Tensor> AzNetImpl::Logits(const torch::Tensor& x) {
+  AZ_CHECK(x.dim() == 4 && x.size(1) == config_.input_planes && x.size(2) == config_.board_height &&
+               x.size(3) == config_.board_width,
+           "input batch shape does not match the network config " + config_.ToString());
+  torch::Tensor h = torch::relu(input_(x));
+  for (const auto& block : *tower_) h = block->as<ResidualBlockImpl>()->forward(h);
+  // flatten() follows the logical NCHW order whatever the memory format, so the linear layers see
+  // the same feature order for channels-last and contiguous tensors (and in the weights file).
+  torch::Tensor p = torch::relu(policy_conv_(h)).flatten(1);
+  torch::Tensor v = torch::relu(value_conv_(h)).flatten(1);
+  v = torch::relu(value_fc1_(v));
+  return {policy_fc_(p), value_fc2_(v)};
+}
+
+NetOutput AzNetImpl::forward(const torch::Tensor& x, const torch::Tensor& legal_mask) {
+  auto [policy_logits, wdl_logits] = Logits(x);
+  if (legal_mask.defined()) {
+    AZ_CHECK(
+        legal_mask.scalar_type() == torch::kBool && legal_mask.sizes() == policy_logits.sizes(),
+        "legal mask must be bool [n, policy_size]");
+    policy_logits = policy_logits.masked_fill(legal_mask.logical_not(), kIllegalLogit);
+  }
+  NetOutput out;
+  // Softmax in float32 even under fp16 autocast: priors feed MCTS and must sum to 1.
+  out.policy = torch::softmax(policy_logits.to(torch::kFloat), 1);
+  out.value = ValueFromWdlLogits(wdl_logits);
+  out.policy_logits = std::move(policy_logits);
+  out.wdl_logits = std::move(wdl_logits);
+  return out;
+}
+
+torch::Tensor ValueFromWdlLogits(const torch::Tensor& wdl_logits) {
+  const torch::Tensor wdl = torch::softmax(wdl_logits.to(torch::kFloat), 1);
+  return wdl.select(1, 0) - wdl.select(1, 2);
+}
+
+void SetMemoryFormat(torch::nn::Module& module, bool channels_last) {
+  const auto format =
+      channels_last ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& t : module.parameters()) {
+    if (t.dim() == 4) t.set_data(t.contiguous(format));
+  }
+  for (torch::Tensor& t : module.buffers()) {
+    if (t.dim() == 4) t.set_data(t.contiguous(format));
+  }
+}
+
+ParameterGroups SplitForWeightDecay(torch::nn::Module& module) {
+  ParameterGroups groups;
+  for (const auto& named : module.named_modules()) {
+    torch::nn::Module& m = *named.value();
+    const bool has_decayed_weight =
+        m.as<torch::nn::Conv2dImpl>() != nullptr || m.as<torch::nn::LinearImpl>() != nullptr;
+    for (const auto& param : m.named_parameters(/*recurse=*/false)) {
+      if (has_decayed_weight && param.key() == "weight") {
+        groups.decay.push_back(param.value());
+      } else {
+        groups.no_decay.push_back(param.value());
+      }
+    }
+  }
+  return groups;
+}
+
+}  // namespace az::nn

@@ -1,0 +1,58 @@
+#include "core/nn/torch_runtime.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <torch/cuda.h>
+
+#include <string>
+
+namespace az::nn {
+
+Result<torch::Device> SelectDevice(DeviceChoice choice) {
+  const bool cuda = torch::cuda::is_available();
+  switch (choice) {
+    case DeviceChoice::kCpu: return torch::Device(torch::kCPU);
+    case DeviceChoice::kAuto:
+      return cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    case DeviceChoice::kCuda:
+      if (!cuda) {
+        return FailedPrecondition(
+            "device 'cuda' requested, but LibTorch sees no usable CUDA device (CPU-only LibTorch, "
+            "no GPU, or a driver problem)");
+      }
+      return torch::Device(torch::kCUDA, 0);
+  }
+  return InvalidArgument("unknown device choice");
+}
+
+void ApplyThreadCount(const RuntimeOptions& runtime) {
+  if (runtime.intra_op_threads > 0) at::set_num_threads(runtime.intra_op_threads);
+}
+
+bool UsesFp16(const torch::Device& device, const RuntimeOptions& runtime) {
+  return device.is_cuda() && runtime.cuda_fp16;
+}
+
+AutocastScope::AutocastScope(bool enabled) : enabled_(enabled) {
+  if (!enabled_) return;
+  previous_ = at::autocast::is_enabled();
+  at::autocast::set_enabled(true);
+  at::autocast::increment_nesting();
+}
+
+AutocastScope::~AutocastScope() {
+  if (!enabled_) return;
+  // As torch.autocast's __exit__: drop the cast-weight cache when the outermost scope ends.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_enabled(previous_);
+}
+
+Status TorchErrorStatus(std::string_view what, const std::exception& e) {
+  std::string message = std::string(what) + ": " + e.what();
+  // c10::Error messages carry a long C++ backtrace after the first line; keep the first line.
+  if (const auto nl = message.find('\n'); nl != std::string::npos) message.resize(nl);
+  if (message.find("out of memory") != std::string::npos) return ResourceExhausted(message);
+  return Internal(message);
+}
+
+}  // namespace az::nn

@@ -1,0 +1,40 @@
+#pragma once
+
+// Run-time plumbing shared by the network and the trainer: device choice, thread count, fp16
+// autocast, and turning LibTorch exceptions into Status at the one place they are caught.
+
+#include <torch/types.h>
+
+#include <string_view>
+
+#include "core/base/status.h"
+#include "core/nn/net_config.h"
+
+namespace az::nn {
+
+// CPU, or CUDA device 0. kCuda without a usable CUDA device is FAILED_PRECONDITION.
+Result<torch::Device> SelectDevice(DeviceChoice choice);
+
+// Applies RuntimeOptions::intra_op_threads (process-wide).
+void ApplyThreadCount(const RuntimeOptions& runtime);
+
+// True when the run uses fp16 autocast: CUDA and RuntimeOptions::cuda_fp16.
+bool UsesFp16(const torch::Device& device, const RuntimeOptions& runtime);
+
+// Enables CUDA fp16 autocast for its scope when `enabled` (a no-op otherwise). Nests.
+class AutocastScope {
+ public:
+  explicit AutocastScope(bool enabled);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+  bool previous_ = false;
+};
+
+// INTERNAL (or RESOURCE_EXHAUSTED for out-of-memory) Status for a caught LibTorch exception.
+Status TorchErrorStatus(std::string_view what, const std::exception& e);
+
+}  // namespace az::nn

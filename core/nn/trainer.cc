@@ -1,0 +1,301 @@
+#include "core/nn/trainer.h"
+
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <cmath>
+#include <optional>
+
+#include "core/nn/torch_batch.h"
+#include "core/nn/torch_loss.h"
+#include "core/nn/torch_model.h"
+#include "core/nn/torch_runtime.h"
+#include "core/nn/torch_weights.h"
+
+namespace az::nn {
+
+struct TrainerImpl {
+  TrainerOptions options;
+  torch::Device device{torch::kCPU};
+  bool fp16 = false;
+  AzNet model{nullptr};
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::optional<DynamicLossScaler> scaler;
+  double base_learning_rate = 0.0;
+  TrainerCounters counters;
+  std::uint64_t model_version = 0;
+};
+
+namespace {
+
+Status CheckPositive(std::string_view name, double value) {
+  if (std::isfinite(value) && value > 0.0) return Status::Ok();
+  return InvalidArgument("trainer: " + std::string(name) + " = " + std::to_string(value) +
+                         " must be positive and finite");
+}
+
+Status CheckNonNegative(std::string_view name, double value) {
+  if (std::isfinite(value) && value >= 0.0) return Status::Ok();
+  return InvalidArgument("trainer: " + std::string(name) + " = " + std::to_string(value) +
+                         " must be >= 0 and finite");
+}
+
+template <typename Options>
+std::unique_ptr<torch::optim::Optimizer> MakeAdam(const TrainerOptions& o, ParameterGroups groups) {
+  Options decay(o.learning_rate);
+  decay.betas({o.adam_beta1, o.adam_beta2}).eps(o.adam_eps).weight_decay(o.weight_decay);
+  Options no_decay = decay;
+  no_decay.weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> param_groups;
+  param_groups.emplace_back(std::move(groups.decay), std::make_unique<Options>(decay));
+  param_groups.emplace_back(std::move(groups.no_decay), std::make_unique<Options>(no_decay));
+  if constexpr (std::is_same_v<Options, torch::optim::AdamWOptions>) {
+    return std::make_unique<torch::optim::AdamW>(std::move(param_groups), decay);
+  } else {
+    return std::make_unique<torch::optim::Adam>(std::move(param_groups), decay);
+  }
+}
+
+Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
+  AZ_RETURN_IF_ERROR(options.Validate());
+  auto impl = std::make_unique<TrainerImpl>();
+  impl->options = options;
+  impl->base_learning_rate = options.learning_rate;
+  AZ_ASSIGN_OR_RETURN(impl->device, SelectDevice(options.runtime.device));
+  impl->fp16 = UsesFp16(impl->device, options.runtime);
+  const bool scaling = options.loss_scaling == LossScalingMode::kOn ||
+                       (options.loss_scaling == LossScalingMode::kAuto && impl->fp16);
+  if (scaling) impl->scaler.emplace(options.loss_scaler);
+  try {
+    ApplyThreadCount(options.runtime);
+    torch::manual_seed(options.runtime.seed);
+    impl->model = AzNet(options.net);
+    impl->model->to(impl->device);
+    SetMemoryFormat(*impl->model, options.runtime.channels_last);
+    impl->model->train();
+    ParameterGroups groups = SplitForWeightDecay(*impl->model);
+    impl->optimizer = options.decoupled_weight_decay
+                          ? MakeAdam<torch::optim::AdamWOptions>(options, std::move(groups))
+                          : MakeAdam<torch::optim::AdamOptions>(options, std::move(groups));
+  } catch (const std::exception& e) {
+    return TorchErrorStatus("creating the trainer", e);
+  }
+  impl->counters.loss_scale = impl->scaler ? impl->scaler->scale() : 1.0;
+  return impl;
+}
+
+std::vector<float> ToVector(const torch::Tensor& t) {
+  const torch::Tensor cpu = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
+  const float* p = cpu.data_ptr<float>();
+  return std::vector<float>(p, p + cpu.numel());
+}
+
+// BatchNorm running statistics are updated by the forward pass itself; a skipped batch must not
+// leave its (possibly NaN) statistics behind, so they are saved before and restored on a skip.
+std::vector<torch::Tensor> SnapshotBuffers(torch::nn::Module& model) {
+  std::vector<torch::Tensor> copies;
+  for (const torch::Tensor& b : model.buffers()) copies.push_back(b.detach().clone());
+  return copies;
+}
+
+void RestoreBuffers(torch::nn::Module& model, const std::vector<torch::Tensor>& copies) {
+  torch::NoGradGuard no_grad;
+  std::size_t i = 0;
+  for (torch::Tensor& b : model.buffers()) b.copy_(copies[i++]);
+}
+
+CheckpointState StateOf(const TrainerImpl& impl, std::uint64_t model_version) {
+  CheckpointState s;
+  s.step = impl.counters.steps;
+  s.model_version = model_version;
+  s.skipped_nonfinite_loss = impl.counters.skipped_nonfinite_loss;
+  s.skipped_nonfinite_gradient = impl.counters.skipped_nonfinite_gradient;
+  if (impl.scaler) {
+    s.loss_scale = impl.scaler->scale();
+    s.scaler_good_steps = impl.scaler->good_steps();
+    s.scaler_overflows = impl.scaler->overflows();
+  }
+  return s;
+}
+
+}  // namespace
+
+Status TrainerOptions::Validate() const {
+  AZ_RETURN_IF_ERROR(net.Validate());
+  AZ_RETURN_IF_ERROR(runtime.Validate());
+  AZ_RETURN_IF_ERROR(CheckNonNegative("learning_rate", learning_rate));
+  if (warmup_steps < 0) return InvalidArgument("trainer: warmup_steps must be >= 0");
+  AZ_RETURN_IF_ERROR(CheckNonNegative("weight_decay", weight_decay));
+  if (!(adam_beta1 >= 0.0 && adam_beta1 < 1.0 && adam_beta2 >= 0.0 && adam_beta2 < 1.0)) {
+    return InvalidArgument("trainer: Adam betas must lie in [0, 1)");
+  }
+  AZ_RETURN_IF_ERROR(CheckPositive("adam_eps", adam_eps));
+  AZ_RETURN_IF_ERROR(CheckNonNegative("value_loss_weight", value_loss_weight));
+  AZ_RETURN_IF_ERROR(CheckNonNegative("max_grad_norm", max_grad_norm));
+  return loss_scaler.Validate();
+}
+
+std::string_view SkipReasonName(SkipReason reason) {
+  switch (reason) {
+    case SkipReason::kNone: return "none";
+    case SkipReason::kNonFiniteLoss: return "non-finite loss";
+    case SkipReason::kNonFiniteGradient: return "non-finite gradient";
+  }
+  return "unknown";
+}
+
+Trainer::Trainer(std::unique_ptr<TrainerImpl> impl) : impl_(std::move(impl)) {}
+Trainer::~Trainer() = default;
+
+Result<std::unique_ptr<Trainer>> Trainer::Create(const TrainerOptions& options) {
+  AZ_ASSIGN_OR_RETURN(std::unique_ptr<TrainerImpl> impl, BuildImpl(options));
+  return std::unique_ptr<Trainer>(new Trainer(std::move(impl)));
+}
+
+Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
+                                           const EncodeFn& encode) {
+  TrainerImpl& s = *impl_;
+  const TrainerOptions& o = s.options;
+  const bool cuda = s.device.is_cuda();
+  AZ_ASSIGN_OR_RETURN(TrainBatch batch,
+                      BuildTrainBatch(samples, encode, o.net, o.runtime.input_layout, cuda));
+  TrainStepResult result;
+  TrainStepStats& stats = result.stats;
+  try {
+    const torch::Tensor x =
+        batch.input.to(s.device, cuda)
+            .contiguous(o.runtime.channels_last ? torch::MemoryFormat::ChannelsLast
+                                                : torch::MemoryFormat::Contiguous);
+    const torch::Tensor policy_target = batch.policy_target.to(s.device, cuda);
+    const torch::Tensor wdl_target = batch.wdl_target.to(s.device, cuda);
+    const torch::Tensor weight = batch.weight.to(s.device, cuda);
+
+    const std::vector<torch::Tensor> saved_buffers = SnapshotBuffers(*s.model);
+    s.model->train();
+    s.optimizer->zero_grad();
+    LossTerms terms;
+    {
+      AutocastScope autocast(s.fp16);
+      auto [policy_logits, wdl_logits] = s.model->Logits(x);
+      terms =
+          PerSampleLoss(policy_logits, wdl_logits, policy_target, wdl_target, o.value_loss_weight);
+    }
+    const torch::Tensor loss = WeightedMean(terms.total, weight);
+    // One device-to-host transfer for the three means.
+    const torch::Tensor means =
+        torch::stack({loss.detach(), WeightedMean(terms.policy.detach(), weight),
+                      WeightedMean(terms.value.detach(), weight)})
+            .to(torch::kCPU, torch::kDouble);
+    stats.loss = means[0].item<double>();
+    stats.policy_loss = means[1].item<double>();
+    stats.value_loss = means[2].item<double>();
+    result.loss = ToVector(terms.total);
+    result.policy_loss = ToVector(terms.policy);
+    result.value_loss = ToVector(terms.value);
+    const std::int64_t warmup = o.warmup_steps;
+    stats.learning_rate =
+        warmup > 0 ? s.base_learning_rate *
+                         std::min(1.0, static_cast<double>(s.counters.steps + 1) / warmup)
+                   : s.base_learning_rate;
+    stats.loss_scale = s.scaler ? s.scaler->scale() : 1.0;
+
+    auto skip = [&](SkipReason reason) {
+      stats.skipped = reason;
+      s.optimizer->zero_grad();
+      RestoreBuffers(*s.model, saved_buffers);
+      if (reason == SkipReason::kNonFiniteLoss) ++s.counters.skipped_nonfinite_loss;
+      if (reason == SkipReason::kNonFiniteGradient) ++s.counters.skipped_nonfinite_gradient;
+      stats.step = s.counters.steps;
+      s.counters.loss_scale = s.scaler ? s.scaler->scale() : 1.0;
+      s.counters.scaler_overflows = s.scaler ? s.scaler->overflows() : 0;
+    };
+    if (!std::isfinite(stats.loss)) {
+      skip(SkipReason::kNonFiniteLoss);
+      return result;
+    }
+
+    (s.scaler ? loss * stats.loss_scale : loss).backward();
+    std::vector<torch::Tensor> grads;
+    for (const torch::Tensor& p : s.model->parameters()) {
+      if (p.grad().defined()) grads.push_back(p.grad());
+    }
+    torch::NoGradGuard no_grad;
+    if (s.scaler) {
+      for (torch::Tensor& g : grads) g.mul_(1.0 / stats.loss_scale);
+    }
+    std::vector<torch::Tensor> norms;
+    norms.reserve(grads.size());
+    for (const torch::Tensor& g : grads) norms.push_back(g.norm(2).to(torch::kFloat));
+    stats.grad_norm = torch::stack(norms).norm(2).item<double>();
+    const bool finite = std::isfinite(stats.grad_norm);
+    if (s.scaler) s.scaler->Update(!finite);
+    if (!finite) {
+      skip(SkipReason::kNonFiniteGradient);
+      return result;
+    }
+    if (o.max_grad_norm > 0.0 && stats.grad_norm > o.max_grad_norm) {
+      const double factor = o.max_grad_norm / (stats.grad_norm + 1e-6);
+      for (torch::Tensor& g : grads) g.mul_(factor);
+    }
+    for (auto& group : s.optimizer->param_groups()) group.options().set_lr(stats.learning_rate);
+    s.optimizer->step();
+    ++s.counters.steps;
+    stats.step = s.counters.steps;
+    s.counters.loss_scale = s.scaler ? s.scaler->scale() : 1.0;
+    s.counters.scaler_overflows = s.scaler ? s.scaler->overflows() : 0;
+  } catch (const std::exception& e) {
+    return TorchErrorStatus("training step", e);
+  }
+  return result;
+}
+
+Status Trainer::SaveWeights(const std::string& path, std::uint64_t model_version) const {
+  return SaveModelWeights(path, *impl_->model, model_version, impl_->counters.steps);
+}
+
+Status Trainer::SaveCheckpoint(const std::string& path, std::uint64_t model_version) const {
+  return az::nn::SaveCheckpoint(path, *impl_->model, *impl_->optimizer,
+                                StateOf(*impl_, model_version));
+}
+
+Result<WeightsFileInfo> Trainer::LoadCheckpoint(const std::string& path) {
+  // Into a fresh model and optimizer, swapped in only on success: a failure halfway through the
+  // optimizer state cannot leave this trainer half-restored.
+  AZ_ASSIGN_OR_RETURN(std::unique_ptr<TrainerImpl> fresh, BuildImpl(impl_->options));
+  AZ_ASSIGN_OR_RETURN(CheckpointState state,
+                      az::nn::LoadCheckpoint(path, *fresh->model, *fresh->optimizer));
+  fresh->base_learning_rate = impl_->base_learning_rate;
+  fresh->counters.steps = state.step;
+  fresh->counters.skipped_nonfinite_loss = state.skipped_nonfinite_loss;
+  fresh->counters.skipped_nonfinite_gradient = state.skipped_nonfinite_gradient;
+  if (fresh->scaler) {
+    fresh->scaler->Restore(state.loss_scale, state.scaler_good_steps, state.scaler_overflows);
+    fresh->counters.loss_scale = fresh->scaler->scale();
+    fresh->counters.scaler_overflows = fresh->scaler->overflows();
+  }
+  impl_ = std::move(fresh);
+  WeightsFileInfo info;
+  info.kind = WeightsFileKind::kCheckpoint;
+  info.net = impl_->options.net;
+  info.model_version = state.model_version;
+  info.train_step = state.step;
+  return info;
+}
+
+Status Trainer::LoadWeights(const std::string& path) {
+  return LoadModelWeights(path, *impl_->model).status();
+}
+
+void Trainer::SetLearningRate(double learning_rate) {
+  AZ_CHECK(std::isfinite(learning_rate) && learning_rate >= 0.0, "learning rate must be >= 0");
+  impl_->base_learning_rate = learning_rate;
+}
+
+TrainerCounters Trainer::counters() const { return impl_->counters; }
+const TrainerOptions& Trainer::options() const { return impl_->options; }
+std::string Trainer::DeviceName() const { return impl_->device.str(); }
+bool Trainer::UsesLossScaling() const { return impl_->scaler.has_value(); }
+
+}  // namespace az::nn

@@ -1,0 +1,126 @@
+#pragma once
+
+// Training behind a torch-free facade, for the learner. One TrainStep: build the batch from compact
+// samples (the encoder writes straight into the input tensor), forward in train mode, per-sample
+// loss (core/nn/torch_loss.h), L = mean(w_i * L_i), backward, Adam with weight decay on conv and
+// linear weights only, optional gradient clipping. A batch whose loss or gradients are not finite
+// is skipped (no update) and counted. On CUDA with fp16, dynamic loss scaling
+// (core/nn/loss_scaler.h) guards the fp16 gradients; on CPU training is fp32. Not thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/nn/loss_scaler.h"
+#include "core/nn/net_config.h"
+#include "core/nn/sample.h"
+#include "core/nn/weights_file.h"
+
+namespace az::nn {
+
+enum class LossScalingMode : std::uint8_t {
+  kAuto,  // on exactly when training runs in fp16 (CUDA with cuda_fp16)
+  kOn,    // always, fp32 included (how tests exercise it on CPU)
+  kOff,
+};
+
+struct TrainerOptions {
+  NetConfig net;
+  RuntimeOptions runtime;
+  double learning_rate = 1e-3;
+  std::int64_t warmup_steps = 0;  // linear learning-rate warm-up from lr / warmup_steps
+  double weight_decay = 1e-4;     // conv and linear weights only
+  // false: Adam with L2 weight decay added to the gradient (the "Adam with weight decay");
+  // true: AdamW's decoupled decay.
+  bool decoupled_weight_decay = false;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.999;
+  double adam_eps = 1e-8;
+  double value_loss_weight = 1.0;
+  double max_grad_norm = 0.0;  // > 0: clip the total gradient norm; 0: no clipping
+  LossScalingMode loss_scaling = LossScalingMode::kAuto;
+  LossScalerOptions loss_scaler;
+
+  // INVALID_ARGUMENT naming the first bad field.
+  Status Validate() const;
+};
+
+enum class SkipReason : std::uint8_t {
+  kNone,
+  kNonFiniteLoss,      // the weighted loss was NaN or inf: no backward, no update
+  kNonFiniteGradient,  // a gradient was NaN or inf (with loss scaling: the scale backs off)
+};
+std::string_view SkipReasonName(SkipReason reason);
+
+struct TrainStepStats {
+  double loss = 0.0;         // mean(w_i * L_i): what the step minimised
+  double policy_loss = 0.0;  // mean(w_i * L_policy,i)
+  double value_loss = 0.0;   // mean(w_i * L_value,i)
+  double grad_norm = 0.0;    // total L2 norm of the (unscaled) gradients before clipping
+  double learning_rate = 0.0;
+  double loss_scale = 1.0;  // the scale used for this step
+  SkipReason skipped = SkipReason::kNone;
+  std::uint64_t step = 0;  // optimizer steps taken so far, this one included
+};
+
+struct TrainStepResult {
+  // Unweighted per-sample losses, in sample order: L_i (the new priorities), and its parts. Filled
+  // for skipped batches too (they may then hold NaN or inf: do not use them as priorities).
+  std::vector<float> loss;
+  std::vector<float> policy_loss;
+  std::vector<float> value_loss;
+  TrainStepStats stats;
+};
+
+struct TrainerCounters {
+  std::uint64_t steps = 0;
+  std::uint64_t skipped_nonfinite_loss = 0;
+  std::uint64_t skipped_nonfinite_gradient = 0;
+  double loss_scale = 1.0;
+  std::int64_t scaler_overflows = 0;
+};
+
+struct TrainerImpl;  // defined in trainer.cc
+
+class Trainer {
+ public:
+  // INVALID_ARGUMENT for bad options, FAILED_PRECONDITION when CUDA is requested but missing. Sets
+  // the intra-op thread count and seeds the initialisation with runtime.seed.
+  static Result<std::unique_ptr<Trainer>> Create(const TrainerOptions& options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // One optimizer step on `samples`; encode(i, dst) writes sample i's input (see sample.h).
+  // INVALID_ARGUMENT for a malformed sample (the message names it; nothing is changed);
+  // RESOURCE_EXHAUSTED / INTERNAL if LibTorch fails. A skipped batch is not an error: see
+  // stats.skipped. Blocks for the whole step (device work included).
+  Result<TrainStepResult> TrainStep(std::span<const TrainSample> samples, const EncodeFn& encode);
+
+  // The model's weights, for the evaluator (atomic replace). I/O errors as WriteWeightsFile.
+  Status SaveWeights(const std::string& path, std::uint64_t model_version) const;
+  // Model + optimizer + step + counters + loss-scaler state, atomically.
+  Status SaveCheckpoint(const std::string& path, std::uint64_t model_version) const;
+  // Restores a checkpoint of the same shapes; returns its header info (model_version, train_step).
+  // On any error the trainer is unchanged. Errors as core/nn/torch_weights.h LoadCheckpoint.
+  Result<WeightsFileInfo> LoadCheckpoint(const std::string& path);
+  // Starts from published weights (optimizer state and counters are kept). Errors as above.
+  Status LoadWeights(const std::string& path);
+
+  // The base learning rate (before warm-up) from the next step on; must be >= 0 and finite.
+  void SetLearningRate(double learning_rate);
+
+  TrainerCounters counters() const;
+  const TrainerOptions& options() const;
+  std::string DeviceName() const;
+  bool UsesLossScaling() const;
+
+ private:
+  explicit Trainer(std::unique_ptr<TrainerImpl> impl);
+  std::unique_ptr<TrainerImpl> impl_;
+};
+
+}  // namespace az::nn
