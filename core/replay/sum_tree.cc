@@ -1,0 +1,266 @@
+#include "core/replay/sum_tree.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "core/base/check.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace az::replay {
+namespace {
+
+constexpr std::uint64_t kNoPositive = std::numeric_limits<std::uint64_t>::max();
+constexpr std::size_t kCacheLine = 64;
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+// Searches advanced together, level by level: enough to cover the memory latency of the lower
+// levels with independent loads, few enough that their lines stay in L1 between levels.
+constexpr std::size_t kInterleave = 128;
+
+template <typename T>
+T* AllocateAligned(std::size_t count, T fill) {
+  std::size_t bytes = std::max<std::size_t>(count * sizeof(T), kCacheLine);
+  // Large arrays on 2 MiB boundaries so that transparent huge pages can back them: a search touches
+  // one line per level spread over the whole array, and 4 KiB pages would add a TLB miss to each.
+  const std::size_t alignment = bytes >= kHugePage ? kHugePage : kCacheLine;
+  bytes = (bytes + alignment - 1) / alignment * alignment;
+  auto* p = static_cast<T*>(std::aligned_alloc(alignment, bytes));
+  AZ_CHECK(p != nullptr,
+           "out of memory allocating a sum-tree of " + std::to_string(bytes) + " bytes");
+  std::fill(p, p + count, fill);
+  return p;
+}
+
+// Index of the child whose range holds `target` in a node of prefix sums: the number of prefix sums
+// that are <= target. `*before` gets the prefix sum before that child.
+inline int SearchNode(const std::uint64_t* e, std::uint64_t target, std::uint64_t* before) {
+#if defined(__AVX512F__)
+  const __m512i sums = _mm512_load_si512(e);
+  const __mmask8 le =
+      _mm512_cmple_epu64_mask(sums, _mm512_set1_epi64(static_cast<long long>(target)));
+  const int j = std::popcount(static_cast<unsigned>(le));
+#else
+  int j = 0;
+  for (int i = 0; i < SumTree::kFanout; ++i) j += e[i] <= target ? 1 : 0;
+#endif
+  *before = j == 0 ? 0 : e[j - 1];
+  return j;
+}
+
+}  // namespace
+
+void SumTree::FreeDeleter::operator()(void* p) const { std::free(p); }
+
+SumTree::SumTree(std::uint64_t capacity) : capacity_(capacity) {
+  AZ_CHECK(capacity >= 1 && capacity <= (std::uint64_t{1} << 32), "sum-tree capacity out of range");
+  std::vector<std::size_t> counts;
+  std::uint64_t count = (capacity + kFanout - 1) / kFanout;
+  counts.push_back(count);
+  while (count > 1) {
+    count = (count + kFanout - 1) / kFanout;
+    counts.push_back(count);
+  }
+  std::reverse(counts.begin(), counts.end());
+  // Each level is padded to a multiple of 8 nodes so that the 8 children of any node exist; padding
+  // nodes hold zeros and are never reached by a search.
+  for (std::size_t nodes : counts) {
+    levels_.push_back({total_nodes_, nodes});
+    total_nodes_ += (nodes + kFanout - 1) / kFanout * kFanout;
+  }
+  nodes_.reset(AllocateAligned<std::uint64_t>(total_nodes_ * kFanout, 0));
+  max_.reset(AllocateAligned<std::uint64_t>(total_nodes_, 0));
+  min_.reset(AllocateAligned<std::uint64_t>(total_nodes_, kNoPositive));
+}
+
+std::uint64_t SumTree::Total() const { return Node(0, 0)[kFanout - 1]; }
+std::uint64_t SumTree::Max() const { return max_[0]; }
+std::uint64_t SumTree::MinPositive() const { return min_[0] == kNoPositive ? 0 : min_[0]; }
+
+std::uint64_t SumTree::Get(std::uint64_t slot) const {
+  AZ_CHECK(slot < capacity_, "slot out of range");
+  const std::uint64_t* e = Node(depth() - 1, slot / kFanout);
+  const int j = static_cast<int>(slot % kFanout);
+  return e[j] - (j == 0 ? 0 : e[j - 1]);
+}
+
+void SumTree::Set(std::uint64_t slot, std::uint64_t units) {
+  AZ_CHECK(slot < capacity_, "slot out of range");
+  std::uint64_t node = slot / kFanout;
+  int j = static_cast<int>(slot % kFanout);
+  std::uint64_t* e = Node(depth() - 1, node);
+  const std::uint64_t old = e[j] - (j == 0 ? 0 : e[j - 1]);
+  if (old == units) return;
+  // Modular arithmetic: adding (units - old) is exact whether the leaf grows or shrinks.
+  const std::uint64_t delta = units - old;
+  for (int level = depth() - 1;; --level) {
+    for (int i = j; i < kFanout; ++i) e[i] += delta;
+    if (level == 0) break;
+    j = static_cast<int>(node % kFanout);
+    node /= kFanout;
+    e = Node(level - 1, node);
+  }
+  RefreshSummaries(slot / kFanout);
+}
+
+void SumTree::SummarizeNode(int level, std::uint64_t node, std::uint64_t* max,
+                            std::uint64_t* min) const {
+  std::uint64_t hi = 0;
+  std::uint64_t lo = kNoPositive;
+  if (level == depth() - 1) {
+    const std::uint64_t* e = Node(level, node);
+    std::uint64_t before = 0;
+    for (int i = 0; i < kFanout; ++i) {
+      const std::uint64_t leaf = e[i] - before;
+      before = e[i];
+      hi = std::max(hi, leaf);
+      lo = std::min(lo, leaf == 0 ? kNoPositive : leaf);
+    }
+  } else {
+    const std::size_t first = levels_[level + 1].node_offset + node * kFanout;
+    for (int i = 0; i < kFanout; ++i) {
+      hi = std::max(hi, max_[first + i]);
+      lo = std::min(lo, min_[first + i]);
+    }
+  }
+  *max = hi;
+  *min = lo;
+}
+
+void SumTree::RefreshSummaries(std::uint64_t bottom_node) {
+  std::uint64_t node = bottom_node;
+  for (int level = depth() - 1; level >= 0; --level, node /= kFanout) {
+    std::uint64_t hi, lo;
+    SummarizeNode(level, node, &hi, &lo);
+    const std::size_t index = levels_[level].node_offset + node;
+    // Unchanged here means unchanged above: the walk stops, usually after a level or two.
+    if (max_[index] == hi && min_[index] == lo) return;
+    max_[index] = hi;
+    min_[index] = lo;
+  }
+}
+
+void SumTree::Assign(std::span<const std::uint64_t> leaves) {
+  AZ_CHECK(leaves.size() == capacity_, "Assign needs one value per slot");
+  std::fill(nodes_.get(), nodes_.get() + total_nodes_ * kFanout, 0);
+  const int bottom = depth() - 1;
+  for (std::uint64_t node = 0; node < levels_[bottom].nodes; ++node) {
+    std::uint64_t* e = Node(bottom, node);
+    std::uint64_t sum = 0;
+    for (int i = 0; i < kFanout; ++i) {
+      const std::uint64_t slot = node * kFanout + i;
+      if (slot < capacity_) sum += leaves[slot];
+      e[i] = sum;
+    }
+  }
+  for (int level = bottom - 1; level >= 0; --level) {
+    for (std::uint64_t node = 0; node < levels_[level].nodes; ++node) {
+      std::uint64_t* e = Node(level, node);
+      std::uint64_t sum = 0;
+      for (int i = 0; i < kFanout; ++i) {
+        sum += Node(level + 1, node * kFanout + i)[kFanout - 1];
+        e[i] = sum;
+      }
+    }
+  }
+  for (int level = bottom; level >= 0; --level) {
+    for (std::uint64_t node = 0; node < levels_[level].nodes; ++node) {
+      const std::size_t index = levels_[level].node_offset + node;
+      SummarizeNode(level, node, &max_[index], &min_[index]);
+    }
+  }
+}
+
+std::uint64_t SumTree::FindOne(std::uint64_t target) const {
+  std::uint64_t slot = 0;
+  std::uint64_t units = 0;
+  Find({&target, 1}, {&slot, 1}, {&units, 1});
+  return slot;
+}
+
+void SumTree::Find(std::span<const std::uint64_t> targets, std::span<std::uint64_t> slots,
+                   std::span<std::uint64_t> units) const {
+  AZ_CHECK(slots.size() == targets.size() && units.size() == targets.size());
+  const std::uint64_t total = Total();
+  const int bottom = depth() - 1;
+  std::uint64_t node[kInterleave];
+  std::uint64_t rest[kInterleave];
+  for (std::size_t base = 0; base < targets.size(); base += kInterleave) {
+    const std::size_t n = std::min(kInterleave, targets.size() - base);
+    for (std::size_t k = 0; k < n; ++k) {
+      AZ_CHECK(targets[base + k] < total, "sum-tree search target beyond the total");
+      node[k] = 0;
+      rest[k] = targets[base + k];
+    }
+    for (int level = 0; level < bottom; ++level) {
+      const std::uint64_t* nodes = Node(level, 0);
+      const std::uint64_t* next = Node(level + 1, 0);
+      for (std::size_t k = 0; k < n; ++k) {
+        std::uint64_t before;
+        const int j = SearchNode(nodes + node[k] * kFanout, rest[k], &before);
+        rest[k] -= before;
+        node[k] = node[k] * kFanout + j;
+        __builtin_prefetch(next + node[k] * kFanout);
+      }
+    }
+    const std::uint64_t* leaves = Node(bottom, 0);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t* e = leaves + node[k] * kFanout;
+      std::uint64_t before;
+      const int j = SearchNode(e, rest[k], &before);
+      slots[base + k] = node[k] * kFanout + j;
+      units[base + k] = e[j] - before;
+    }
+  }
+}
+
+Status SumTree::Verify() const {
+  const int bottom = depth() - 1;
+  for (int level = bottom; level >= 0; --level) {
+    for (std::uint64_t node = 0; node < levels_[level].nodes; ++node) {
+      const std::uint64_t* e = Node(level, node);
+      std::uint64_t sum = 0;
+      for (int i = 0; i < kFanout; ++i) {
+        std::uint64_t child;
+        if (level == bottom) {
+          const std::uint64_t slot = node * kFanout + i;
+          child = e[i] - (i == 0 ? 0 : e[i - 1]);
+          if (e[i] < (i == 0 ? 0 : e[i - 1])) {
+            return Internal("sum-tree leaf " + std::to_string(slot) + " is negative");
+          }
+          if (slot >= capacity_ && child != 0) {
+            return Internal("sum-tree padding leaf " + std::to_string(slot) + " is not zero");
+          }
+        } else {
+          child = Node(level + 1, node * kFanout + i)[kFanout - 1];
+        }
+        sum += child;
+        if (e[i] != sum) {
+          return Internal("sum-tree level " + std::to_string(level) + " node " +
+                          std::to_string(node) + " entry " + std::to_string(i) + " holds " +
+                          std::to_string(e[i]) + ", its children sum to " + std::to_string(sum));
+        }
+      }
+      std::uint64_t hi, lo;
+      SummarizeNode(level, node, &hi, &lo);
+      const std::size_t index = levels_[level].node_offset + node;
+      if (max_[index] != hi || min_[index] != lo) {
+        return Internal("sum-tree level " + std::to_string(level) + " node " +
+                        std::to_string(node) + " has a stale max/min summary");
+      }
+    }
+  }
+  std::uint64_t leaves = 0;
+  for (std::uint64_t slot = 0; slot < capacity_; ++slot) leaves += Get(slot);
+  if (leaves != Total()) {
+    return Internal("sum-tree root " + std::to_string(Total()) + " differs from the leaves' sum " +
+                    std::to_string(leaves));
+  }
+  return Status::Ok();
+}
+
+}  // namespace az::replay
