@@ -9,6 +9,20 @@
 
 namespace az::mcts {
 
+// How a playout in flight (virtual loss, VL) counts in its child's Q while it waits for evaluation.
+enum class VirtualLoss : std::uint8_t {
+  // The formula: each in-flight playout is a virtual visit worth Q_parent; an unvisited
+  // child
+  // in flight is valued Q_parent. Least distortion of Q, but it makes a pending leaf MORE
+  // attractive
+  // than its unvisited siblings (their FPU is below Q_parent), so batches from one tree collide
+  // often (docs/mcts.md has the numbers).
+  kParentQ = 0,
+  // Each in-flight playout counts as a loss (-1) for the player choosing the child (lc0, KataGo):
+  // steers concurrent playouts apart, at the cost of a pessimistic Q while they are in flight.
+  kLoss = 1,
+};
+
 struct SearchOptions {
   // PUCT: Q(s,a) + c_puct * P(s,a) * sqrt(N(s)) / (1 + N(s,a) + VL(s,a)).
   float c_puct = 1.5f;
@@ -19,6 +33,8 @@ struct SearchOptions {
   // 1]). 0 is the plain, risk-neutral search at no extra cost; < 0 is risk-averse, > 0
   // risk-seeking.
   float risk_beta = 0.0f;
+  // See VirtualLoss. Only matters when more than one playout per tree is in flight (max_batch > 1).
+  VirtualLoss virtual_loss = VirtualLoss::kParentQ;
 
   // Dirichlet noise on the root priors: P' = (1 - epsilon) P + epsilon * Dir(alpha). Self-play on,
   // analysis off.

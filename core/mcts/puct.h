@@ -5,14 +5,15 @@
 //
 //   score(s,a) = Q(s,a) + c_puct * P(s,a) * sqrt(N(s)) / (1 + N(s,a) + VL(s,a))
 //   Q(s,a), unvisited, no virtual loss:  Q_parent - fpu_base * (1 - P(s,a))    (dynamic FPU)
-//   Q(s,a), unvisited, virtual loss:     Q_parent
-//   Q(s,a), visited:                     m1 = (sum v + VL * Q_parent) / (N + VL)
+//   Q(s,a), unvisited, virtual loss:     q_vl
+//   Q(s,a), visited:                     m1 = (sum v + VL * q_vl) / (N + VL)
 //     risk_beta == 0:                    m1
 //     risk_beta != 0:                    clamp(m1 + beta / 2 * max(0, m2 - m1^2), -1, 1),
-//                                        m2 = (sum v^2 + VL * Q_parent^2) / (N + VL)
-// Q_parent is the parent's plain mean: FPU and the virtual-loss blend stay risk-neutral. Terminal
-// children hold exact sums (every visit +-1 or 0), so a terminal draw is exactly 0 and a terminal
-// win or loss has zero variance under any beta.
+//                                        m2 = (sum v^2 + VL * q_vl^2) / (N + VL)
+// where q_vl, the value of a playout in flight, is Q_parent (VirtualLoss::kParentQ, the issue's
+// formula) or -1 (VirtualLoss::kLoss). Q_parent is the parent's plain mean: FPU and the
+// virtual-loss blend stay risk-neutral. Terminal children hold exact sums (every visit +-1 or 0),
+// so a terminal draw is exactly 0 and a terminal win or loss has zero variance under any beta.
 
 #include <algorithm>
 #include <cmath>
@@ -29,9 +30,11 @@ struct PuctParams {
   double c_puct = 1.5;
   double fpu_base = 1.0;
   double risk_beta = 0.0;
+  bool virtual_loss_is_loss = false;  // VirtualLoss::kLoss
 
   static PuctParams From(const SearchOptions& options) {
-    return {options.c_puct, options.fpu_base, options.risk_beta};
+    return {options.c_puct, options.fpu_base, options.risk_beta,
+            options.virtual_loss == VirtualLoss::kLoss};
   }
 };
 
@@ -39,13 +42,14 @@ struct PuctParams {
 inline double ChildQ(const Node& child, double q_parent, const PuctParams& params) {
   const std::uint32_t n = child.N();
   const std::uint32_t vl = child.VL();
-  if (n == 0) return vl == 0 ? q_parent - params.fpu_base * (1.0 - child.Prior()) : q_parent;
+  const double q_vl = params.virtual_loss_is_loss ? -1.0 : q_parent;
+  if (n == 0) return vl == 0 ? q_parent - params.fpu_base * (1.0 - child.Prior()) : q_vl;
   const double total = static_cast<double>(n) + vl;
   const double sum = -static_cast<double>(child.ValueSum()) / kValueScale;
-  const double mean = (sum + vl * q_parent) / total;
+  const double mean = (sum + vl * q_vl) / total;
   if (params.risk_beta == 0.0) return mean;
   const double sq_sum = static_cast<double>(child.ValueSqSum()) / kValueScale;
-  const double second = (sq_sum + vl * q_parent * q_parent) / total;
+  const double second = (sq_sum + vl * q_vl * q_vl) / total;
   const double variance = std::max(0.0, second - mean * mean);
   return std::clamp(mean + 0.5 * params.risk_beta * variance, -1.0, 1.0);
 }
