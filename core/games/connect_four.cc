@@ -27,6 +27,18 @@ void ConnectFourPosition::Play(int column) {
   ++moves_;
 }
 
+void ConnectFourPosition::Undo(int column) {
+  AZ_CHECK(column >= 0 && column < kConnectFourWidth && moves_ > 0, "nothing to take back");
+  const std::uint64_t stones = mask_ & ColumnMask(column);
+  AZ_CHECK(stones != 0, "take back from an empty column");
+  // The stones of a column are contiguous from its bottom: adding the bottom bit carries to the
+  // first empty cell, and the cell below that is the top stone.
+  const std::uint64_t top = (stones + BottomBit(column)) >> 1;
+  mask_ ^= top;
+  current_ ^= mask_;
+  --moves_;
+}
+
 bool ConnectFourPosition::IsWinningMove(int column) const {
   const std::uint64_t stone = (mask_ + BottomBit(column)) & ColumnMask(column);
   return HasFour(current_ | stone);

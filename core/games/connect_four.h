@@ -51,6 +51,8 @@ class ConnectFourPosition {
   bool CanPlay(int column) const { return (mask_ & TopBit(column)) == 0; }
   // Drops a stone of the side to move into `column`, which must be playable (checked).
   void Play(int column);
+  // Takes back the last move, which was played in `column` (checked: the column has a stone).
+  void Undo(int column);
 
   // True when the player who made the last move has four in a row.
   bool LastMoverWon() const { return HasFour(mask_ ^ current_); }
@@ -102,6 +104,7 @@ struct ConnectFour {
     return num_legal_moves == 0 ? GameOutcome::kDraw : GameOutcome::kOngoing;
   }
   static void Apply(State& state, Move move) { state.Play(move.column); }
+  static void Undo(State& state, Move move) { state.Undo(move.column); }
   static int PolicyIndex(const State&, Move move) { return move.column; }
   static std::uint16_t PackMove(Move move) { return move.column; }
   static Move UnpackMove(const State&, std::uint16_t packed) {

@@ -47,7 +47,8 @@ inline constexpr float OutcomeValue(GameOutcome outcome) {
 
 template <typename G>
 concept Game = std::copyable<typename G::State> && std::is_trivially_copyable_v<typename G::Move> &&
-    std::is_trivially_copyable_v<typename G::Record> && requires {
+    std::is_trivially_copyable_v<typename G::Record> &&
+    std::default_initializable<typename G::Record> && requires {
   requires G::kMaxMoves >
   0 && G::kPolicySize > 0;
 } && requires(const typename G::State& state, typename G::State& mutable_state,

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <concepts>
+#include <cstdint>
 #include <span>
 
 #include "core/base/status.h"
@@ -16,12 +17,15 @@
 
 namespace az::mcts {
 
-// One leaf to evaluate: its state and its legal moves (in the order the priors must follow). Both
-// point into the search and stay valid until the search's next Backup() or Cancel().
+// One leaf to evaluate: the compact record of its state (what a network encodes, or what goes to
+// another process), its legal moves, and the policy index of each move (Game::PolicyIndex: where
+// its prior sits in the network's policy head). All three point into the search and stay valid
+// until the search's next Backup() or Cancel(); copy the record to keep it longer.
 template <games::Game G>
 struct Leaf {
-  const typename G::State* state = nullptr;
+  const typename G::Record* record = nullptr;
   std::span<const typename G::Move> moves;
+  std::span<const std::uint16_t> policy_indices;  // same size and order as moves
 };
 
 // What the evaluator writes for a leaf. `priors` is sized to the leaf's moves and points into the

@@ -49,11 +49,9 @@ class HashEvaluator final : public Evaluator<G> {
   Status Evaluate(std::span<const Leaf<G>> leaves, std::span<LeafEval> evals) override {
     AZ_CHECK(leaves.size() == evals.size());
     for (std::size_t i = 0; i < leaves.size(); ++i) {
-      const typename G::State& state = *leaves[i].state;
-      std::uint64_t hash = HashRecord(G::ToRecord(state), seed_);
-      for (std::size_t m = 0; m < leaves[i].moves.size(); ++m) {
-        std::uint64_t h =
-            hash ^ static_cast<std::uint64_t>(G::PolicyIndex(state, leaves[i].moves[m]));
+      std::uint64_t hash = HashRecord(*leaves[i].record, seed_);
+      for (std::size_t m = 0; m < leaves[i].policy_indices.size(); ++m) {
+        std::uint64_t h = hash ^ leaves[i].policy_indices[m];
         // A skewed prior in (0.05, 1], so that some moves are clearly preferred.
         const double u = static_cast<double>(SplitMix64(h) >> 11) * 0x1.0p-53;
         evals[i].priors[m] = static_cast<float>(0.05 + 0.95 * u * u * u);

@@ -94,6 +94,7 @@ class Search {
     AZ_CHECK(pending_.empty(), "SetRoot with leaves in flight: Backup() or Cancel() first");
     NewTree();
     root_state_ = state;
+    scratch_ = state;
     root_outcome_ = ComputeOutcome(root_state_);
   }
 
@@ -123,6 +124,7 @@ class Search {
       NewTree();
     }
     root_state_ = std::move(next);
+    scratch_ = root_state_;
     root_outcome_ = ComputeOutcome(root_state_);
     if (options_.root_noise && arena_[root_].state == NodeState::kExpanded) ApplyRootNoise();
   }
@@ -172,8 +174,8 @@ class Search {
     std::size_t moves_used = 0;
     while (result.leaves + result.terminal_playouts < max_playouts &&
            result.collisions < max_playouts) {
-      State& state = leaf_states_[result.leaves];
-      state = root_state_;
+      // scratch_ is the root state; the playout applies its moves and takes them back at the end.
+      path_moves_.clear();
       const auto path_begin = static_cast<std::uint32_t>(paths_.size());
       std::uint32_t index = root_;
       for (;;) {
@@ -182,22 +184,30 @@ class Search {
         node.virtual_loss.fetch_add(1, std::memory_order_relaxed);
         if (node.state == NodeState::kExpanded) {
           index = SelectChild(arena_, node, params_);
-          G::Apply(state, G::UnpackMove(state, arena_[index].move));
+          const Move move = G::UnpackMove(scratch_, arena_[index].move);
+          G::Apply(scratch_, move);
+          path_moves_.push_back(move);
           continue;
         }
         if (node.state == NodeState::kUnexpanded) {
           Move* moves = leaf_moves_.data() + moves_used;
-          const int count = G::LegalMoves(state, moves);
+          const int count = G::LegalMoves(scratch_, moves);
           AZ_CHECK(count >= 0 && count <= G::kMaxMoves, "LegalMoves beyond kMaxMoves");
-          const games::GameOutcome outcome = G::Outcome(state, count);
+          const games::GameOutcome outcome = G::Outcome(scratch_, count);
           if (games::IsTerminal(outcome)) {
             node.state = NodeState::kTerminal;
             node.outcome = outcome;
           } else {
             AZ_CHECK(count > 0, "a state with no legal moves must be terminal");
             node.state = NodeState::kPending;
+            std::uint16_t* indices = leaf_policy_.data() + moves_used;
+            for (int i = 0; i < count; ++i) {
+              indices[i] = static_cast<std::uint16_t>(G::PolicyIndex(scratch_, moves[i]));
+            }
+            leaf_records_[result.leaves] = G::ToRecord(scratch_);
             pending_.push_back({index, path_begin, static_cast<std::uint32_t>(paths_.size())});
-            leaves_.push_back({&state, std::span<const Move>(moves, count)});
+            leaves_.push_back({&leaf_records_[result.leaves], std::span<const Move>(moves, count),
+                               std::span<const std::uint16_t>(indices, count)});
             evals_.push_back({std::span<float>(leaf_priors_.data() + moves_used, count)});
             moves_used += count;
             ++result.leaves;
@@ -216,6 +226,7 @@ class Search {
         paths_.resize(path_begin);
         break;
       }
+      for (std::size_t i = path_moves_.size(); i-- > 0;) G::Undo(scratch_, path_moves_[i]);
     }
     stats_.terminal_playouts += result.terminal_playouts;
     stats_.collisions += result.collisions;
@@ -340,14 +351,17 @@ class Search {
         arena_(options.max_nodes),
         spare_(options.max_nodes),
         root_state_(root),
+        scratch_(root),
         rng_(options.seed),
-        leaf_states_(options.max_batch, root),
+        leaf_records_(options.max_batch),
         leaf_moves_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
+        leaf_policy_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
         leaf_priors_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves) {
     pending_.reserve(options.max_batch);
     leaves_.reserve(options.max_batch);
     evals_.reserve(options.max_batch);
     paths_.reserve(static_cast<std::size_t>(options.max_batch) * 64);
+    path_moves_.reserve(256);
     noise_.resize(G::kMaxMoves);
     order_.resize(G::kMaxMoves);
     visit_scratch_.reserve(G::kMaxMoves);
@@ -493,18 +507,21 @@ class Search {
   NodeArena spare_;  // the target of subtree reuse; swapped with arena_ by Advance
   std::uint32_t root_ = kNullNode;
   State root_state_;
+  State scratch_;  // equal to root_state_ between playouts
   games::GameOutcome root_outcome_ = games::GameOutcome::kOngoing;
   Rng rng_;
   SearchStats stats_;
 
   // The batch in flight; sized once, so gathering allocates nothing.
-  std::vector<State> leaf_states_;
+  std::vector<typename G::Record> leaf_records_;
   std::vector<Move> leaf_moves_;
+  std::vector<std::uint16_t> leaf_policy_;
   std::vector<float> leaf_priors_;
   std::vector<PendingLeaf> pending_;
   std::vector<Leaf<G>> leaves_;
   std::vector<LeafEval> evals_;
   std::vector<std::uint32_t> paths_;
+  std::vector<Move> path_moves_;
 
   std::vector<float> noise_;
   std::vector<ChildOrder> order_;

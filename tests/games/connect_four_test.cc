@@ -102,6 +102,20 @@ TEST(ConnectFourTest, FullColumnIsNotLegal) {
   for (int i = 0; i < 6; ++i) EXPECT_NE(moves[i].column, 3);
 }
 
+TEST(ConnectFourTest, UndoRestoresEveryEarlierPosition) {
+  const std::string_view moves = "4453726111222";
+  std::vector<Position> history = {Position()};
+  Position position;
+  for (char c : moves) {
+    position.Play(c - '1');
+    history.push_back(position);
+  }
+  for (std::size_t i = moves.size(); i-- > 0;) {
+    ConnectFour::Undo(position, ConnectFourMove{static_cast<std::uint8_t>(moves[i] - '1')});
+    EXPECT_EQ(position, history[i]) << "after taking back move " << i + 1;
+  }
+}
+
 TEST(ConnectFourTest, FromMovesRejectsBadInput) {
   EXPECT_EQ(Position::FromMoves("8").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Position::FromMoves("0").status().code(), StatusCode::kInvalidArgument);

@@ -68,8 +68,15 @@ void ExpectConsistentTree(const C4Search& search) {
   EXPECT_GT(nodes, 0);
 }
 
+// The position a leaf's record describes.
+ConnectFourPosition LeafPosition(const Leaf<ConnectFour>& leaf) {
+  Result<ConnectFourPosition> position = ConnectFourPosition::FromRecord(*leaf.record);
+  AZ_CHECK(position.ok(), position.status().ToString());
+  return *position;
+}
+
 // Wraps an evaluator and checks what the search hands it: never a terminal state, always exactly
-// the legal moves.
+// the legal moves, with their policy indices.
 template <typename Inner>
 struct CheckingEvaluator {
   Inner inner;
@@ -79,12 +86,15 @@ struct CheckingEvaluator {
     ++calls;
     leaves += static_cast<int>(batch.size());
     for (const Leaf<ConnectFour>& leaf : batch) {
+      const ConnectFourPosition position = LeafPosition(leaf);
       ConnectFourMove moves[ConnectFour::kMaxMoves];
-      const int count = ConnectFour::LegalMoves(*leaf.state, moves);
-      EXPECT_EQ(ConnectFour::Outcome(*leaf.state, count), games::GameOutcome::kOngoing);
+      const int count = ConnectFour::LegalMoves(position, moves);
+      EXPECT_EQ(ConnectFour::Outcome(position, count), games::GameOutcome::kOngoing);
       EXPECT_EQ(leaf.moves.size(), static_cast<std::size_t>(count));
+      EXPECT_EQ(leaf.policy_indices.size(), static_cast<std::size_t>(count));
       for (int i = 0; i < count && i < static_cast<int>(leaf.moves.size()); ++i) {
         EXPECT_EQ(leaf.moves[i], moves[i]);
+        EXPECT_EQ(leaf.policy_indices[i], ConnectFour::PolicyIndex(position, moves[i]));
       }
     }
     return inner.Evaluate(batch, evals);
@@ -342,9 +352,10 @@ TEST(SearchTest, StepwiseGatherHandsOutDistinctLeavesUnderVirtualLoss) {
   EXPECT_EQ(in_flight_children, static_cast<std::uint32_t>(batch.leaves));
   std::vector<ConnectFourPosition> states;
   for (const Leaf<ConnectFour>& leaf : search.leaves()) {
-    for (const ConnectFourPosition& seen : states) EXPECT_NE(seen, *leaf.state);
-    states.push_back(*leaf.state);
-    EXPECT_GT(leaf.state->moves_played(), 0);
+    const ConnectFourPosition position = LeafPosition(leaf);
+    for (const ConnectFourPosition& seen : states) EXPECT_NE(seen, position);
+    states.push_back(position);
+    EXPECT_GT(position.moves_played(), 0);
   }
   ASSERT_TRUE(evaluator.Evaluate(search.leaves(), search.evals()).ok());
   search.Backup();
