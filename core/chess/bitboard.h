@@ -1,9 +1,9 @@
 #pragma once
 
 // Bitboard helpers and attack tables. Sliding attacks use PEXT (BMI2) when the compiler targets it
-// and magic multiplication otherwise; both index the same kind of precomputed table. The tables are
-// built once per process (about 0.9 MB; a few milliseconds, longer for the magic search), before
-// main() and again lazily by Position's factories, so any code holding a Position can call these.
+// and magic multiplication (embedded, verified magics) otherwise; both index tables of the same
+// size. The tables are built once per process (about 0.9 MB, a few milliseconds) before main(), and
+// Position's factories make sure of it too, so any code holding a Position can call these.
 //
 // Every target of this project is compiled with the same -march flags, so every translation unit
 // takes the same branch of `#ifdef __BMI2__` below; do not mix objects built with different flags.

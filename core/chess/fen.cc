@@ -1,5 +1,6 @@
 // Position::FromFen and Position::ToFen.
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <string_view>
@@ -98,6 +99,22 @@ Result<Position> Position::FromFen(std::string_view fen) {
     if (kings != 1) {
       return error(std::string(c == kWhite ? "white" : "black") + " has " + std::to_string(kings) +
                    " kings, expected 1");
+    }
+  }
+  // Piece counts that promotions can explain. Besides rejecting nonsense, this bounds the number of
+  // legal moves below MoveList's capacity (see kMaxMoves).
+  for (Color c : {kWhite, kBlack}) {
+    const std::string side = c == kWhite ? "white" : "black";
+    const auto count = [&](PieceType pt) { return PopCount(p.Pieces(c, pt)); };
+    const int pawns = count(kPawn);
+    const int pieces = PopCount(p.Pieces(c));
+    if (pawns > 8) return error(side + " has " + std::to_string(pawns) + " pawns, at most 8");
+    if (pieces > 16) return error(side + " has " + std::to_string(pieces) + " men, at most 16");
+    const auto extra = [&](PieceType pt, int initial) { return std::max(0, count(pt) - initial); };
+    const int promoted = extra(kQueen, 1) + extra(kRook, 2) + extra(kBishop, 2) + extra(kKnight, 2);
+    if (promoted > 8 - pawns) {
+      return error(side + " has " + std::to_string(promoted) + " promoted pieces but only " +
+                   std::to_string(8 - pawns) + " missing pawns");
     }
   }
   if (const Bitboard bad = p.Pieces(kPawn) & (kRank1 | kRank8)) {

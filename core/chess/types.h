@@ -131,8 +131,10 @@ class Move {
 };
 static_assert(sizeof(Move) == 2 && std::is_trivially_copyable_v<Move>);
 
-// Legal chess positions have at most 218 moves.
-inline constexpr int kMaxMoves = 256;
+// MoveList capacity. No reachable position is known with more than 218 legal moves; every position
+// Position::FromFen accepts has at most 321 (9 queens x 27 + 2 rooks x 14 + 2 bishops x 13 +
+// 2 knights x 8 + king 8, the most its piece-count checks allow), so generation never overflows.
+inline constexpr int kMaxMoves = 336;
 
 // A fixed-capacity list of moves: no allocation, no clearing on construction.
 class MoveList {

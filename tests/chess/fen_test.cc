@@ -1,8 +1,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 
+#include "core/chess/movegen.h"
 #include "core/chess/position.h"
 #include "core/chess/uci.h"
 
@@ -113,6 +115,12 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedFen{"MissingWhiteKing", "4k3/8/8/8/8/8/8/8 w - - 0 1", "white has 0 kings"},
         MalformedFen{"MissingBlackKing", "8/8/8/8/8/8/8/4K3 w - - 0 1", "black has 0 kings"},
         MalformedFen{"ExtraKing", "4k3/8/8/8/8/8/8/K3K3 w - - 0 1", "white has 2 kings"},
+        MalformedFen{"NinePawns", "4k3/8/8/8/8/P7/PPPPPPPP/4K3 w - - 0 1",
+                     "white has 9 pawns, at most 8"},
+        MalformedFen{"SeventeenMen", "4k3/8/8/8/8/N7/PPPPPPPP/RNBQKBNR w - - 0 1",
+                     "white has 17 men, at most 16"},
+        MalformedFen{"TooManyPromotedPieces", "qqqqqk2/ppppp3/8/8/8/8/8/4K3 w - - 0 1",
+                     "black has 4 promoted pieces but only 3 missing pawns"},
         MalformedFen{"BadSide", "4k3/8/8/8/8/8/8/4K3 x - - 0 1", "side to move must be"},
         MalformedFen{"SideUpperCase", "4k3/8/8/8/8/8/8/4K3 W - - 0 1", "side to move must be"},
         MalformedFen{"BadCastlingLetter", "r3k2r/8/8/8/8/8/8/R3K2R w KX - 0 1",
@@ -142,6 +150,60 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedFen{"BlackNotToMoveInCheck", "4k3/4Q3/8/8/8/8/8/4K3 w - - 0 1",
                      "the side not to move (black) is in check"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// Random edits of valid FENs: each result is either rejected with a message, or a position that
+// the generator, MakeMove, the hash and ToFen all handle (no crash, no half-built board).
+TEST(FenTest, CorruptedFensAreRejectedOrFullyUsable) {
+  std::mt19937_64 rng(2024);
+  const std::string alphabet = "pnbrqkPNBRQK0123456789/ -wbKQkqacdefgh";
+  const std::string bases[] = {
+      std::string(kStartFen),
+      "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+      "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+      "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+  };
+  int accepted = 0;
+  int rejected = 0;
+  for (const std::string& base : bases) {
+    for (int trial = 0; trial < 4000; ++trial) {
+      std::string fen = base;
+      const int edits = 1 + static_cast<int>(rng() % 3);
+      for (int e = 0; e < edits; ++e) {
+        const std::size_t at = rng() % (fen.size() + 1);
+        const char c = alphabet[rng() % alphabet.size()];
+        switch (rng() % 3) {
+          case 0:
+            if (at < fen.size()) fen[at] = c;
+            break;
+          case 1: fen.insert(at, 1, c); break;
+          default:
+            if (at < fen.size()) fen.erase(at, 1);
+            break;
+        }
+      }
+      const Result<Position> p = Position::FromFen(fen);
+      if (!p.ok()) {
+        ++rejected;
+        EXPECT_FALSE(p.status().message().empty());
+        continue;
+      }
+      ++accepted;
+      ASSERT_EQ(p->Hash(), p->ComputeHash()) << fen;
+      const Result<Position> again = Position::FromFen(p->ToFen());
+      ASSERT_TRUE(again.ok()) << fen << " -> " << p->ToFen();
+      ASSERT_TRUE(*again == *p) << fen;
+      for (Move m : LegalMoves(*p)) {
+        Position child = *p;
+        child.MakeMove(m);
+        const Color mover = p->SideToMove();
+        ASSERT_EQ(child.AttackersTo(child.KingSquare(mover), ~mover, child.Occupied()), 0u) << fen;
+        ASSERT_EQ(child.Hash(), child.ComputeHash()) << fen;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 100);
+  EXPECT_GT(rejected, 100);
+}
 
 }  // namespace
 }  // namespace az::chess
