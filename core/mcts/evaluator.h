@@ -28,14 +28,21 @@ struct Leaf {
   std::span<const std::uint16_t> policy_indices;  // same size and order as moves
 };
 
-// What the evaluator writes for a leaf. `priors` is sized to the leaf's moves and points into the
-// search: one prior per move, in the same order; any non-negative scale (the search normalises;
-// negative or NaN entries count as 0, and all-zero becomes uniform). `wdl`: win, draw and loss for
-// the leaf's side to move, non-negative (normalised by the search; NaN or all-zero counts as a
-// draw and as a bad evaluation in the search's stats).
+// Where the evaluator writes a leaf's result; both spans point into the search, so a copy of a
+// LeafEval (e.g. in a batch gathered from several searches) writes into the right search.
+//   priors: one per move of the leaf, in the same order; any non-negative scale (the search
+//     normalises; negative or NaN entries count as 0, and all-zero becomes uniform).
+//   wdl: win, draw and loss probabilities for the leaf's side to move, non-negative (normalised by
+//     the search; NaN or all-zero counts as a draw and as a bad evaluation in the search's stats).
 struct LeafEval {
   std::span<float> priors;
-  std::array<float, 3> wdl = {0.0f, 1.0f, 0.0f};
+  std::span<float, 3> wdl;
+
+  void SetWdl(float win, float draw, float loss) {
+    wdl[0] = win;
+    wdl[1] = draw;
+    wdl[2] = loss;
+  }
 };
 
 // Evaluates `leaves` into `evals` (same size, same order). An error aborts the search step that

@@ -24,7 +24,7 @@ class UniformEvaluator final : public Evaluator<G> {
     AZ_CHECK(leaves.size() == evals.size());
     for (std::size_t i = 0; i < leaves.size(); ++i) {
       for (float& prior : evals[i].priors) prior = 1.0f;
-      evals[i].wdl = {1.0f / 3, 1.0f / 3, 1.0f / 3};
+      evals[i].SetWdl(1.0f / 3, 1.0f / 3, 1.0f / 3);
     }
     return Status::Ok();
   }
@@ -59,7 +59,7 @@ class HashEvaluator final : public Evaluator<G> {
       const double w = static_cast<double>(SplitMix64(hash) >> 11) * 0x1.0p-53;
       const double l = static_cast<double>(SplitMix64(hash) >> 11) * 0x1.0p-53;
       const double d = static_cast<double>(SplitMix64(hash) >> 11) * 0x1.0p-53 * 0.5;
-      evals[i].wdl = {static_cast<float>(w), static_cast<float>(d), static_cast<float>(l)};
+      evals[i].SetWdl(static_cast<float>(w), static_cast<float>(d), static_cast<float>(l));
     }
     return Status::Ok();
   }

@@ -21,6 +21,7 @@
 // likes.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -208,7 +209,10 @@ class Search {
             pending_.push_back({index, path_begin, static_cast<std::uint32_t>(paths_.size())});
             leaves_.push_back({&leaf_records_[result.leaves], std::span<const Move>(moves, count),
                                std::span<const std::uint16_t>(indices, count)});
-            evals_.push_back({std::span<float>(leaf_priors_.data() + moves_used, count)});
+            std::array<float, 3>& wdl = leaf_wdl_[result.leaves];
+            wdl = {0.0f, 1.0f, 0.0f};
+            evals_.push_back({std::span<float>(leaf_priors_.data() + moves_used, count),
+                              std::span<float, 3>(wdl)});
             moves_used += count;
             ++result.leaves;
             break;
@@ -354,6 +358,7 @@ class Search {
         scratch_(root),
         rng_(options.seed),
         leaf_records_(options.max_batch),
+        leaf_wdl_(options.max_batch),
         leaf_moves_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
         leaf_policy_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
         leaf_priors_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves) {
@@ -407,7 +412,7 @@ class Search {
     }
   }
 
-  void SanitizeWdl(const std::array<float, 3>& wdl, double& win, double& draw, double& loss) {
+  void SanitizeWdl(std::span<const float, 3> wdl, double& win, double& draw, double& loss) {
     const auto clean = [](float x) { return std::isfinite(x) && x > 0.0f ? double{x} : 0.0; };
     win = clean(wdl[0]);
     draw = clean(wdl[1]);
@@ -514,6 +519,7 @@ class Search {
 
   // The batch in flight; sized once, so gathering allocates nothing.
   std::vector<typename G::Record> leaf_records_;
+  std::vector<std::array<float, 3>> leaf_wdl_;
   std::vector<Move> leaf_moves_;
   std::vector<std::uint16_t> leaf_policy_;
   std::vector<float> leaf_priors_;

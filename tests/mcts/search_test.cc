@@ -408,7 +408,7 @@ struct GarbageEvaluator {
     for (LeafEval& eval : evals) {
       for (float& p : eval.priors) p = -1.0f;
       eval.priors[0] = std::nanf("");
-      eval.wdl = {std::nanf(""), 0.0f, 0.0f};
+      eval.SetWdl(std::nanf(""), 0.0f, 0.0f);
     }
     return Status::Ok();
   }
@@ -443,13 +443,9 @@ TEST(SearchTest, LeavesOfSeveralTreesShareOneEvaluatorBatch) {
       leaves.insert(leaves.end(), search.leaves().begin(), search.leaves().end());
       evals.insert(evals.end(), search.evals().begin(), search.evals().end());
     }
+    // Each LeafEval points into its own search: one evaluation fills every tree's batch.
     ASSERT_TRUE(evaluator.Evaluate(leaves, evals).ok());
-    // LeafEval holds spans into each search's buffers, but the WDL was copied: hand it back.
-    std::size_t k = 0;
-    for (C4Search& search : together) {
-      for (LeafEval& eval : search.evals()) eval.wdl = evals[k++].wdl;
-      search.Backup();
-    }
+    for (C4Search& search : together) search.Backup();
     for (C4Search& search : apart) {
       search.Gather(8);
       ASSERT_TRUE(evaluator.Evaluate(search.leaves(), search.evals()).ok());
@@ -576,7 +572,8 @@ TEST(SearchTest, AWholeGameWithReuseAndNoiseKeepsTheTreeConsistent) {
     EXPECT_EQ(search.RootChildVisits(), std::max(200u, inherited > 0 ? inherited - 1 : 0u));
     ExpectConsistentTree(search);
     const ConnectFourMove move = search.SelectMove(temperature.AtPly(ply));
-    const auto* chosen = FindChild(search.RootChildren(), move.column);
+    const auto children = search.RootChildren();
+    const auto* chosen = FindChild(children, move.column);
     ASSERT_NE(chosen, nullptr);
     EXPECT_GT(chosen->visits, 0u);
     search.Advance(move);

@@ -54,7 +54,7 @@ BENCHMARK(BM_ConnectFourSearch)
 
 void BM_ConnectFourGame(benchmark::State& state) {
   const bool reuse = state.range(0) != 0;
-  Search<ConnectFour> search = MakeSearch({.max_batch = 8, .reuse_tree = reuse});
+  Search<ConnectFour> search = MakeSearch({.max_batch = 1, .reuse_tree = reuse});
   HashEvaluator<ConnectFour> evaluator(1);
   std::int64_t moves = 0;
   std::uint64_t inherited = 0;
