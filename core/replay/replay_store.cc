@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -56,11 +56,11 @@ void CopyFromSlot(std::byte* slot, std::span<std::byte> dst) {
   }
 }
 
+// The shortest text that reads back as the same double: "0.6", not "0.59999999999999998".
 std::string Number(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
+  char text[32];
+  const auto result = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, result.ptr);
 }
 
 Status ValidateOptions(const ReplayStoreOptions& o) {
