@@ -8,12 +8,12 @@
 
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/games/connect_four.h"
 #include "core/mcts/fake_evaluators.h"
+#include "tests/mcts/tree_checks.h"
 
 namespace az::mcts {
 namespace {
@@ -33,39 +33,6 @@ C4Search MakeSearch(const ConnectFourPosition& root, SearchOptions options = {})
   Result<C4Search> search = C4Search::Create(options, root);
   AZ_CHECK(search.ok(), search.status().ToString());
   return std::move(search).value();
-}
-
-// Visits every node under the root.
-void ForEachNode(const C4Search& search, const std::function<void(const Node&)>& visit) {
-  std::vector<std::uint32_t> stack = {search.root_index()};
-  while (!stack.empty()) {
-    const Node& node = search.arena()[stack.back()];
-    stack.pop_back();
-    visit(node);
-    if (node.state == NodeState::kExpanded) {
-      for (std::uint32_t i = 0; i < node.num_children; ++i) stack.push_back(node.first_child + i);
-    }
-  }
-}
-
-// The invariants every finished search must hold: no virtual loss anywhere, nothing pending, and
-// every expanded node has its own evaluation plus one visit per playout into a child.
-void ExpectConsistentTree(const C4Search& search) {
-  EXPECT_FALSE(search.has_pending());
-  int nodes = 0;
-  ForEachNode(search, [&](const Node& node) {
-    ++nodes;
-    EXPECT_EQ(node.VL(), 0u);
-    EXPECT_NE(node.state, NodeState::kPending);
-    if (node.state == NodeState::kExpanded) {
-      std::uint32_t child_visits = 0;
-      for (std::uint32_t i = 0; i < node.num_children; ++i) {
-        child_visits += search.arena()[node.first_child + i].N();
-      }
-      EXPECT_EQ(node.N(), 1 + child_visits);
-    }
-  });
-  EXPECT_GT(nodes, 0);
 }
 
 // The position a leaf's record describes.
