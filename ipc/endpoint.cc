@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 namespace az::ipc {
 namespace {
@@ -98,6 +99,15 @@ bool IpcEndpointInUse(std::string_view endpoint) {
   const bool in_use = rc == 0 || errno == EAGAIN || errno == EINPROGRESS;
   ::close(fd);
   return in_use;
+}
+
+bool WaitForIpcEndpointRelease(std::string_view endpoint, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (IpcEndpointInUse(endpoint)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 }  // namespace az::ipc

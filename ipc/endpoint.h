@@ -13,6 +13,7 @@
 // run directory (it disappears with the process) and no file permissions (any local user may
 // connect; use a short run directory where that matters).
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,5 +56,11 @@ std::optional<std::string> IpcPath(std::string_view endpoint);
 // killed process. Used to refuse to steal the endpoint of a live server: libzmq unlinks an existing
 // socket file when it binds.
 bool IpcEndpointInUse(std::string_view endpoint);
+
+// Waits until nothing listens on this ipc:// endpoint any more, up to `timeout`; returns whether it
+// was released. ZeroMQ closes a socket's listener asynchronously on its I/O thread, so an owner
+// that has just closed its socket calls this to hand the endpoint back before it returns. True at
+// once for other transports.
+bool WaitForIpcEndpointRelease(std::string_view endpoint, std::chrono::milliseconds timeout);
 
 }  // namespace az::ipc

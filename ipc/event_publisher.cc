@@ -118,6 +118,9 @@ EventPublisher::~EventPublisher() {
   waker_.Wake();
   if (thread_.joinable()) thread_.join();
   socket_.close();
+  if (!WaitForIpcEndpointRelease(endpoint_, std::chrono::seconds(2))) {
+    AZ_LOG(kWarning) << "events endpoint " << endpoint_ << " still busy after close";
+  }
 }
 
 std::string EventPublisher::PersistPath() const {
@@ -188,17 +191,21 @@ void EventPublisher::Send(const Event& event) {
   }
 }
 
+void EventPublisher::FlushOutbox() {
+  // With mutex_ held: events leave in the order Publish accepted them.
+  for (const Event& event : outbox_) Send(event);
+  outbox_.clear();
+}
+
 void EventPublisher::Loop() {
   zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
                              {nullptr, waker_.fd(), ZMQ_POLLIN, 0}};
   while (true) {
-    // Send queued events first, so nothing Publish accepted is lost at shutdown.
-    std::deque<Event> outbox;
     {
       std::lock_guard lock(mutex_);
-      outbox.swap(outbox_);
+      FlushOutbox();
     }
-    for (const Event& event : outbox) Send(event);
+    // After the flush: nothing Publish accepted is lost at shutdown.
     if (stop_.load(std::memory_order_acquire)) return;
 
     try {
@@ -223,14 +230,13 @@ void EventPublisher::Loop() {
       const std::string_view text = message.to_string_view();
       if (text.empty() || text[0] != 1) continue;
       const std::string_view prefix = text.substr(1);
-      std::vector<Event> welcome;
-      {
-        std::lock_guard lock(mutex_);
-        for (const auto& [topic, event] : latest_) {
-          if (std::string_view(topic).starts_with(prefix)) welcome.push_back(event);
-        }
+      // Under the lock, queued events go out before the welcome: a subscriber never receives the
+      // latest event before an older one, which its duplicate filter would then drop.
+      std::lock_guard lock(mutex_);
+      FlushOutbox();
+      for (const auto& [topic, event] : latest_) {
+        if (std::string_view(topic).starts_with(prefix)) Send(event);
       }
-      for (const Event& event : welcome) Send(event);
     }
   }
 }

@@ -53,7 +53,8 @@ class EventPublisher {
 
   EventPublisher(const EventPublisher&) = delete;
   EventPublisher& operator=(const EventPublisher&) = delete;
-  // Sends what Publish queued (waiting up to 0.5 s for slow links), then closes the socket.
+  // Sends what Publish queued (ZeroMQ goes on flushing for up to 0.5 s), closes the socket and
+  // waits (up to 2 s) until the ipc endpoint is released.
   ~EventPublisher();
 
   // Publishes `data` under `topic`: assigns the next sequence number, makes it the topic's latest
@@ -74,6 +75,7 @@ class EventPublisher {
                  zmq::socket_t socket, Waker waker, std::string endpoint);
   void Loop();
   void Send(const Event& event);
+  void FlushOutbox();  // with mutex_ held
   std::string PersistPath() const;
   Status Persist() const;  // with mutex_ held
 

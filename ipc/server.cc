@@ -173,6 +173,10 @@ Server::Server(ServerOptions options, std::shared_ptr<zmq::context_t> context, z
 Server::~Server() {
   Stop();
   socket_.close();
+  // Hand the endpoint back before returning, so that a successor can bind it at once.
+  if (!WaitForIpcEndpointRelease(endpoint_, std::chrono::seconds(2))) {
+    AZ_LOG(kWarning) << "control endpoint " << endpoint_ << " still busy after close";
+  }
   if (!options_.run_dir.empty()) WriteDiscovery("stopped");
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
@@ -340,11 +344,14 @@ Result<Reply> Server::Dispatch(std::vector<zmq::message_t>& body, nlohmann::json
                                bool* shutdown) {
   if (body.empty()) return InvalidArgument("empty request: expected a JSON frame");
   const size_t bytes = FramesBytes(body);
-  if (bytes > options_.max_request_bytes) {
+  auto too_large = [&] {
     return ResourceExhausted("request of " + std::to_string(bytes) +
                              " bytes exceeds the limit of " +
                              std::to_string(options_.max_request_bytes) + " bytes");
-  }
+  };
+  // The JSON frame is parsed even when the frames after it are too large, so that the error reply
+  // carries the request's id and the client can match it.
+  if (body[0].size() > options_.max_request_bytes) return too_large();
   const std::string_view text(static_cast<const char*>(body[0].data()), body[0].size());
   if (JsonDepth(text) > kMaxJsonDepth) {
     return InvalidArgument("request JSON is nested deeper than " + std::to_string(kMaxJsonDepth));
@@ -355,10 +362,13 @@ Result<Reply> Server::Dispatch(std::vector<zmq::message_t>& body, nlohmann::json
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("request is not valid JSON: ") + e.what());
   }
+  if (request.args.is_object()) {
+    if (auto it = request.args.find("id"); it != request.args.end()) *id = *it;
+  }
+  if (bytes > options_.max_request_bytes) return too_large();
   if (!request.args.is_object()) {
     return InvalidArgument("request must be a JSON object, got " + JsonTypeName(request.args));
   }
-  if (auto it = request.args.find("id"); it != request.args.end()) *id = *it;
   auto cmd = request.args.find("cmd");
   if (cmd == request.args.end()) return InvalidArgument("request has no \"cmd\"");
   if (!cmd->is_string()) {

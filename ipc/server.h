@@ -90,8 +90,8 @@ class Server {
 
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
-  // Stops serving, closes the socket (waiting up to 0.5 s to flush replies still queued) and marks
-  // the discovery record "stopped".
+  // Stops serving, closes the socket (ZeroMQ goes on flushing queued replies for up to 0.5 s),
+  // waits (up to 2 s) until the ipc endpoint is released, and marks the discovery record "stopped".
   ~Server();
 
   // Adds a command. Only before Start (or, in Serve mode, from the serving thread). A built-in or
