@@ -1,7 +1,6 @@
 #include "core/nn/trainer.h"
 
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
+#include <torch/optim/optimizer.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
@@ -11,6 +10,7 @@
 #include "core/nn/torch_batch.h"
 #include "core/nn/torch_loss.h"
 #include "core/nn/torch_model.h"
+#include "core/nn/torch_optim.h"
 #include "core/nn/torch_runtime.h"
 #include "core/nn/torch_weights.h"
 
@@ -42,22 +42,6 @@ Status CheckNonNegative(std::string_view name, double value) {
                          " must be >= 0 and finite");
 }
 
-template <typename Options>
-std::unique_ptr<torch::optim::Optimizer> MakeAdam(const TrainerOptions& o, ParameterGroups groups) {
-  Options decay(o.learning_rate);
-  decay.betas({o.adam_beta1, o.adam_beta2}).eps(o.adam_eps).weight_decay(o.weight_decay);
-  Options no_decay = decay;
-  no_decay.weight_decay(0.0);
-  std::vector<torch::optim::OptimizerParamGroup> param_groups;
-  param_groups.emplace_back(std::move(groups.decay), std::make_unique<Options>(decay));
-  param_groups.emplace_back(std::move(groups.no_decay), std::make_unique<Options>(no_decay));
-  if constexpr (std::is_same_v<Options, torch::optim::AdamWOptions>) {
-    return std::make_unique<torch::optim::AdamW>(std::move(param_groups), decay);
-  } else {
-    return std::make_unique<torch::optim::Adam>(std::move(param_groups), decay);
-  }
-}
-
 Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
   AZ_RETURN_IF_ERROR(options.Validate());
   auto impl = std::make_unique<TrainerImpl>();
@@ -75,10 +59,7 @@ Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
     impl->model->to(impl->device);
     SetMemoryFormat(*impl->model, options.runtime.channels_last);
     impl->model->train();
-    ParameterGroups groups = SplitForWeightDecay(*impl->model);
-    impl->optimizer = options.decoupled_weight_decay
-                          ? MakeAdam<torch::optim::AdamWOptions>(options, std::move(groups))
-                          : MakeAdam<torch::optim::AdamOptions>(options, std::move(groups));
+    impl->optimizer = MakeOptimizer(options, *impl->model);
   } catch (const std::exception& e) {
     return TorchErrorStatus("creating the trainer", e);
   }

@@ -1,0 +1,45 @@
+#include "core/nn/torch_optim.h"
+
+#include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
+
+namespace az::nn {
+namespace {
+
+template <typename Options, typename Optimizer>
+std::unique_ptr<torch::optim::Optimizer> MakeAdam(const TrainerOptions& o, ParameterGroups groups) {
+  Options decay(o.learning_rate);
+  decay.betas({o.adam_beta1, o.adam_beta2}).eps(o.adam_eps).weight_decay(o.weight_decay);
+  Options no_decay = decay;
+  no_decay.weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> param_groups;
+  param_groups.emplace_back(std::move(groups.decay), std::make_unique<Options>(decay));
+  param_groups.emplace_back(std::move(groups.no_decay), std::make_unique<Options>(no_decay));
+  return std::make_unique<Optimizer>(std::move(param_groups), decay);
+}
+
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainerOptions& options,
+                                                       torch::nn::Module& model) {
+  AZ_CHECK(options.Validate().ok(), options.Validate().ToString());
+  ParameterGroups groups = SplitForWeightDecay(model);
+  if (options.decoupled_weight_decay) {
+    return MakeAdam<torch::optim::AdamWOptions, torch::optim::AdamW>(options, std::move(groups));
+  }
+  return MakeAdam<torch::optim::AdamOptions, torch::optim::Adam>(options, std::move(groups));
+}
+
+double GroupWeightDecay(const torch::optim::OptimizerParamGroup& group) {
+  const torch::optim::OptimizerOptions& options = group.options();
+  if (const auto* adam = dynamic_cast<const torch::optim::AdamOptions*>(&options)) {
+    return adam->weight_decay();
+  }
+  if (const auto* adamw = dynamic_cast<const torch::optim::AdamWOptions*>(&options)) {
+    return adamw->weight_decay();
+  }
+  AZ_CHECK(false, "not an Adam or AdamW parameter group");
+  return 0.0;
+}
+
+}  // namespace az::nn

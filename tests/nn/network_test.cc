@@ -1,0 +1,290 @@
+// The network's shapes, outputs and masking, the equivalence of its input paths and memory
+// formats, and which parameters get weight decay.
+
+#include "core/nn/network.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <fstream>
+
+#include "core/nn/file_io.h"
+#include "core/nn/torch_batch.h"
+#include "core/nn/torch_model.h"
+#include "core/nn/torch_optim.h"
+#include "tests/nn/test_util.h"
+
+namespace az::nn {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Slurp(const std::string& path) { return ReadWholeFile(path).value(); }
+
+void Overwrite(const std::string& path, const std::string& data) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+}
+
+torch::Tensor RandomInput(const NetConfig& c, int n) {
+  return torch::rand({n, c.input_planes, c.board_height, c.board_width});
+}
+
+class NetworkShapesTest : public ::testing::TestWithParam<NetConfig> {};
+
+TEST_P(NetworkShapesTest, OutputsHaveTheConfiguredShapes) {
+  const NetConfig c = GetParam();
+  torch::manual_seed(1);
+  AzNet net(c);
+  net->eval();
+  torch::NoGradGuard no_grad;
+  const NetOutput out = net->forward(RandomInput(c, 3));
+  EXPECT_EQ(out.policy.sizes(), (std::vector<std::int64_t>{3, c.policy_size}));
+  EXPECT_EQ(out.policy_logits.sizes(), (std::vector<std::int64_t>{3, c.policy_size}));
+  EXPECT_EQ(out.wdl_logits.sizes(), (std::vector<std::int64_t>{3, 3}));
+  EXPECT_EQ(out.value.sizes(), (std::vector<std::int64_t>{3}));
+  EXPECT_TRUE(torch::allclose(out.policy.sum(1), torch::ones({3}), 1e-5, 1e-5));
+  EXPECT_TRUE((out.value.abs() <= 1.0f).all().item<bool>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, NetworkShapesTest,
+                         ::testing::Values(NetConfig::ChessSmall(), NetConfig::ConnectFour(),
+                                           testing::TinyConfig()));
+
+TEST(NetworkTest, ValueIsWinMinusLossProbability) {
+  const NetConfig c = testing::TinyConfig();
+  AzNet net(c);
+  net->eval();
+  torch::NoGradGuard no_grad;
+  const NetOutput out = net->forward(RandomInput(c, 4));
+  const torch::Tensor wdl = torch::softmax(out.wdl_logits, 1);
+  EXPECT_TRUE(torch::allclose(out.value, wdl.select(1, 0) - wdl.select(1, 2)));
+}
+
+TEST(NetworkTest, IllegalMovesGetTheMaskLogitAndZeroProbability) {
+  const NetConfig c = testing::TinyConfig();
+  AzNet net(c);
+  net->eval();
+  torch::NoGradGuard no_grad;
+  torch::Tensor mask = torch::zeros({2, c.policy_size}, torch::kBool);
+  mask[0][1] = true;
+  mask[0][4] = true;
+  mask[1][6] = true;
+  const NetOutput out = net->forward(RandomInput(c, 2), mask);
+  EXPECT_TRUE(
+      (out.policy_logits.masked_select(mask.logical_not()) == kIllegalLogit).all().item<bool>());
+  EXPECT_TRUE((out.policy.masked_select(mask.logical_not()) == 0.0f).all().item<bool>());
+  EXPECT_NEAR(out.policy[0][1].item<float>() + out.policy[0][4].item<float>(), 1.0f, 1e-6);
+  EXPECT_NEAR(out.policy[1][6].item<float>(), 1.0f, 1e-6);
+}
+
+TEST(NetworkTest, MaskLogitIsFiniteInHalfPrecision) {
+  // fp16 autocast produces half logits; the mask value must survive the cast and the softmax.
+  const torch::Tensor logits =
+      torch::tensor({3.0f, kIllegalLogit, -2.0f}).to(torch::kHalf).unsqueeze(0);
+  EXPECT_TRUE(torch::isfinite(logits).all().item<bool>());
+  EXPECT_EQ(logits[0][1].item<float>(), kIllegalLogit);
+  const torch::Tensor p = torch::softmax(logits.to(torch::kFloat), 1);
+  EXPECT_EQ(p[0][1].item<float>(), 0.0f);
+  EXPECT_TRUE(torch::isfinite(torch::log_softmax(logits.to(torch::kFloat), 1)).all().item<bool>());
+}
+
+TEST(NetworkTest, ChannelsLastAndContiguousGiveTheSameOutputs) {
+  const NetConfig c = NetConfig::ConnectFour();
+  torch::manual_seed(3);
+  AzNet net(c);
+  net->eval();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor x = RandomInput(c, 5);
+  const NetOutput nchw = net->forward(x.contiguous());
+  SetMemoryFormat(*net, /*channels_last=*/true);
+  const NetOutput nhwc = net->forward(x.contiguous(torch::MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(torch::allclose(nchw.policy_logits, nhwc.policy_logits, 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(nchw.wdl_logits, nhwc.wdl_logits, 1e-4, 1e-5));
+}
+
+// The facade: a caller's NHWC buffer, the encoder callback, and a planar (NCHW) buffer of the same
+// positions all give the same results; priors cover exactly the legal moves.
+TEST(NetworkFacadeTest, InputPathsAgreeAndPriorsCoverLegalMoves) {
+  const NetConfig c = testing::TinyConfig();
+  const testing::SampleSet set = testing::MakeSamples(c, 3, 11);
+  NetworkOptions options{.net = c};
+  options.runtime.device = DeviceChoice::kCpu;
+  options.runtime.seed = 5;
+  auto network = Network::Create(options);
+  ASSERT_TRUE(network.ok()) << network.status().ToString();
+
+  const std::vector<std::int32_t> offsets = {0, 2, 3, 7};
+  const std::vector<std::int32_t> actions = {0, 3, 6, 1, 2, 4, 5};
+  const LegalMovesView legal{offsets, actions};
+  std::vector<float> priors_a(actions.size()), priors_b(actions.size()), value_a(3), value_b(3),
+      wdl_a(9), logits_a(3 * c.policy_size);
+  ASSERT_TRUE((*network)
+                  ->Forward({.n = 3, .data = set.inputs.data()},
+                            {.policy_logits = logits_a.data(),
+                             .priors = priors_a.data(),
+                             .wdl = wdl_a.data(),
+                             .value = value_a.data()},
+                            &legal)
+                  .ok());
+  ASSERT_TRUE((*network)
+                  ->Forward({.n = 3, .encode = set.Encoder()},
+                            {.priors = priors_b.data(), .value = value_b.data()}, &legal)
+                  .ok());
+  for (std::size_t k = 0; k < actions.size(); ++k) EXPECT_FLOAT_EQ(priors_a[k], priors_b[k]);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FLOAT_EQ(value_a[i], value_b[i]);
+    EXPECT_NEAR(value_a[i], wdl_a[3 * i] - wdl_a[3 * i + 2], 1e-6);
+    float sum = 0.0f;
+    for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k) sum += priors_a[k];
+    EXPECT_NEAR(sum, 1.0f, 1e-5) << "position " << i;
+  }
+  EXPECT_EQ(logits_a[0 * c.policy_size + 1], kIllegalLogit);  // action 1 is illegal in position 0
+
+  // The same positions, planar.
+  const std::int64_t hw = c.board_height * c.board_width;
+  std::vector<float> planar(set.inputs.size());
+  for (int i = 0; i < 3; ++i) {
+    for (std::int64_t s = 0; s < hw; ++s) {
+      for (int p = 0; p < c.input_planes; ++p) {
+        planar[(i * c.input_planes + p) * hw + s] = set.inputs[(i * hw + s) * c.input_planes + p];
+      }
+    }
+  }
+  options.runtime.input_layout = InputLayout::kNchw;
+  auto planar_net = Network::Create(options);  // same seed: same weights
+  ASSERT_TRUE(planar_net.ok());
+  std::vector<float> priors_c(actions.size());
+  ASSERT_TRUE((*planar_net)
+                  ->Forward({.n = 3, .data = planar.data()}, {.priors = priors_c.data()}, &legal)
+                  .ok());
+  for (std::size_t k = 0; k < actions.size(); ++k) EXPECT_NEAR(priors_a[k], priors_c[k], 1e-5);
+}
+
+TEST(NetworkFacadeTest, RejectsMalformedRequests) {
+  NetworkOptions options{.net = testing::TinyConfig()};
+  options.runtime.device = DeviceChoice::kCpu;
+  auto network = Network::Create(options);
+  ASSERT_TRUE(network.ok());
+  std::vector<float> input(options.net.InputFloatsPerPosition()), priors(1);
+  EXPECT_EQ((*network)->Forward({.n = 0, .data = input.data()}, {}).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ((*network)->Forward({.n = 1}, {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*network)->Forward({.n = 1, .data = input.data()}, {.priors = priors.data()}).code(),
+            StatusCode::kInvalidArgument);
+  const std::vector<std::int32_t> offsets = {0, 1};
+  const std::vector<std::int32_t> actions = {99};
+  const LegalMovesView legal{offsets, actions};
+  const Status status =
+      (*network)->Forward({.n = 1, .data = input.data()}, {.priors = priors.data()}, &legal);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("action 99"));
+}
+
+TEST(NetworkFacadeTest, FromFileRebuildsTheSavedNetwork) {
+  testing::ScratchDir dir;
+  const NetConfig c = testing::TinyConfig();
+  const testing::SampleSet set = testing::MakeSamples(c, 2, 4);
+  NetworkOptions options{.net = c};
+  options.runtime.device = DeviceChoice::kCpu;
+  options.runtime.seed = 9;
+  auto original = Network::Create(options);
+  ASSERT_TRUE(original.ok());
+  ASSERT_TRUE((*original)->SaveWeights(dir.File("w"), 17).ok());
+  auto loaded = Network::FromFile(dir.File("w"), options.runtime);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ((*loaded)->config(), c);
+  EXPECT_EQ((*loaded)->model_version(), 17u);
+  std::vector<float> a(2 * c.policy_size), b(2 * c.policy_size);
+  ASSERT_TRUE(
+      (*original)->Forward({.n = 2, .data = set.inputs.data()}, {.policy_logits = a.data()}).ok());
+  ASSERT_TRUE(
+      (*loaded)->Forward({.n = 2, .data = set.inputs.data()}, {.policy_logits = b.data()}).ok());
+  EXPECT_EQ(a, b);
+}
+
+// End to end through the facade: real weights from one network, refused by another of other shapes
+// before anything is loaded, accepted by one of the same shapes.
+TEST(NetworkWeightsTest, NetworkRefusesWeightsForOtherShapes) {
+  testing::ScratchDir dir;
+  const std::string path = dir.File("tiny.weights");
+  NetworkOptions options{.net = testing::TinyConfig()};
+  options.runtime.device = DeviceChoice::kCpu;
+  auto tiny = Network::Create(options);
+  ASSERT_TRUE(tiny.ok()) << tiny.status().ToString();
+  ASSERT_TRUE((*tiny)->SaveWeights(path, 3).ok());
+
+  NetworkOptions wider = options;
+  wider.net.filters = 16;
+  auto other = Network::Create(wider);
+  ASSERT_TRUE(other.ok());
+  const Status status = (*other)->LoadWeights(path);
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("holds a network of 1x8"));
+  EXPECT_THAT(status.message(), HasSubstr("this network is 1x16"));
+
+  auto same = Network::Create(options);
+  ASSERT_TRUE(same.ok());
+  EXPECT_TRUE((*same)->LoadWeights(path).ok());
+  EXPECT_EQ((*same)->model_version(), 3u);
+}
+
+TEST(NetworkWeightsTest, NetworkRefusesDamagedWeightsAndKeepsItsOwn) {
+  testing::ScratchDir dir;
+  const std::string path = dir.File("tiny.weights");
+  NetworkOptions options{.net = testing::TinyConfig()};
+  options.runtime.device = DeviceChoice::kCpu;
+  auto network = Network::Create(options);
+  ASSERT_TRUE(network.ok());
+  ASSERT_TRUE((*network)->SaveWeights(path, 1).ok());
+  std::string data = Slurp(path);
+  data[data.size() / 2] ^= 0x40;
+  Overwrite(path, data);
+  const Status status = (*network)->LoadWeights(path);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("payload checksum"));
+  EXPECT_EQ((*network)->model_version(), 0u);
+}
+
+TEST(WeightDecayGroupsTest, OnlyConvAndLinearWeightsAreDecayed) {
+  const NetConfig c = testing::TinyConfig();
+  AzNet net(c);
+  const ParameterGroups groups = SplitForWeightDecay(*net);
+  // Tiny net: input conv + 2 tower convs + 2 head convs = 5 conv weights; 3 linear weights.
+  EXPECT_EQ(groups.decay.size(), 8u);
+  for (const torch::Tensor& t : groups.decay) EXPECT_GE(t.dim(), 2);
+  // 5 BatchNorms x (gamma, beta) + 3 linear biases.
+  EXPECT_EQ(groups.no_decay.size(), 13u);
+  for (const torch::Tensor& t : groups.no_decay) EXPECT_EQ(t.dim(), 1);
+  EXPECT_EQ(groups.decay.size() + groups.no_decay.size(), net->parameters().size());
+
+  TrainerOptions options;
+  options.net = c;
+  const auto optimizer = MakeOptimizer(options, *net);
+  ASSERT_EQ(optimizer->param_groups().size(), 2u);
+  EXPECT_EQ(GroupWeightDecay(optimizer->param_groups()[0]), 1e-4);
+  EXPECT_EQ(GroupWeightDecay(optimizer->param_groups()[1]), 0.0);
+  EXPECT_EQ(optimizer->param_groups()[0].params().size(), 8u);
+
+  // Behaviour: with all-zero loss gradients, one step moves only the decayed parameters (toward 0).
+  std::vector<torch::Tensor> before;
+  for (const torch::Tensor& p : net->parameters()) {
+    before.push_back(p.detach().clone());
+    p.mutable_grad() = torch::zeros_like(p);
+  }
+  optimizer->step();
+  const auto params = net->parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const bool decayed = std::any_of(groups.decay.begin(), groups.decay.end(),
+                                     [&](const torch::Tensor& t) { return t.is_same(params[i]); });
+    if (decayed) {
+      EXPECT_LT(params[i].detach().abs().sum().item<double>(),
+                before[i].abs().sum().item<double>());
+    } else {
+      EXPECT_TRUE(torch::equal(params[i].detach(), before[i])) << "parameter " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace az::nn
