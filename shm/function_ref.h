@@ -17,11 +17,21 @@ class FunctionRef<R(Args...)> {
   template <typename F>
   requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> &&
            std::is_invocable_r_v<R, F&, Args...>)
-      FunctionRef(F&& f)  // NOLINT: implicit by design, like std::function
-      : object_(const_cast<void*>(static_cast<const void*>(&f))),
-        call_([](void* object, Args... args) -> R {
-          return (*static_cast<std::remove_reference_t<F>*>(object))(std::forward<Args>(args)...);
-        }) {}
+      FunctionRef(F&& f) {  // NOLINT: implicit by design, like std::function
+    using Callable = std::remove_reference_t<F>;
+    if constexpr (std::is_function_v<Callable>) {
+      // A plain function: keep its address (function and object pointers convert on POSIX).
+      object_ = reinterpret_cast<void*>(&f);
+      call_ = [](void* object, Args... args) -> R {
+        return reinterpret_cast<Callable*>(object)(std::forward<Args>(args)...);
+      };
+    } else {
+      object_ = const_cast<void*>(static_cast<const void*>(&f));
+      call_ = [](void* object, Args... args) -> R {
+        return (*static_cast<Callable*>(object))(std::forward<Args>(args)...);
+      };
+    }
+  }
 
   R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
 

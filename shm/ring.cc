@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/base/log.h"
 #include "shm/futex.h"
 
 namespace az::shm {
@@ -16,6 +17,13 @@ using Clock = std::chrono::steady_clock;
 template <typename T>
 std::atomic_ref<T> Atomic(T& value) {
   return std::atomic_ref<T>(value);
+}
+
+// Moves head or tail from `from` to from + 1 unless someone already did. (A failed
+// compare-exchange overwrites its expected value, so never pass a variable still needed.)
+void Advance(std::atomic_ref<std::uint64_t> counter, std::uint64_t from) {
+  std::uint64_t expected = from;
+  counter.compare_exchange_strong(expected, from + 1, std::memory_order_acq_rel);
 }
 
 std::uint64_t RoundUp(std::uint64_t value, std::uint64_t multiple) {
@@ -192,7 +200,22 @@ Result<Ring> Ring::Attach(std::shared_ptr<const Segment> segment, std::size_t of
 }
 
 Ring::Ring(Ring&&) noexcept = default;
-Ring& Ring::operator=(Ring&&) noexcept = default;
+
+Ring& Ring::operator=(Ring&& other) noexcept {
+  if (this == &other) return *this;
+  local_.reset();  // unregister from our ring while its segment is still mapped
+  segment_ = std::move(other.segment_);
+  header_ = other.header_;
+  slots_ = other.slots_;
+  capacity_ = other.capacity_;
+  mask_ = other.mask_;
+  stride_ = other.stride_;
+  data_offset_ = other.data_offset_;
+  record_bytes_ = other.record_bytes_;
+  options_ = other.options_;
+  local_ = std::move(other.local_);
+  return *this;
+}
 Ring::~Ring() = default;
 
 void Ring::CheckProcess() const {
@@ -216,17 +239,17 @@ std::optional<std::uint64_t> Ring::ClaimForWrite() {
         if (word.compare_exchange_weak(observed, MakeSlotWord(position, SlotState::kWriting, self),
                                        std::memory_order_acq_rel, std::memory_order_relaxed)) {
           // Whoever sees the claim advances head, so a producer that dies here blocks nobody.
-          head.compare_exchange_strong(position, position + 1, std::memory_order_acq_rel);
+          Advance(head, position);
           return position;
         }
         continue;
       }
       // Position already claimed; head has not moved past it yet: help.
-      head.compare_exchange_strong(position, position + 1, std::memory_order_acq_rel);
+      Advance(head, position);
       continue;
     }
     if (diff > 0) {  // the slot is already on a later lap: position was claimed and consumed
-      head.compare_exchange_strong(position, position + 1, std::memory_order_acq_rel);
+      Advance(head, position);
       continue;
     }
     return std::nullopt;  // the slot still holds the previous lap: full
@@ -298,10 +321,7 @@ std::optional<std::uint64_t> Ring::RescueOrphan() {
       const std::uint64_t position = behind < (kSlotPositionMask >> 1)
                                          ? tail - behind
                                          : tail + ((slot_position - tail) & kSlotPositionMask);
-      if (position == tail) {
-        std::uint64_t expected = tail;
-        Atomic(header_->tail).compare_exchange_strong(expected, tail + 1);
-      }
+      if (position == tail) Advance(Atomic(header_->tail), tail);
       return position;
     }
   }
@@ -329,7 +349,7 @@ std::optional<std::uint64_t> Ring::ClaimForRead() {
           if (state == SlotState::kOrphan) {
             Atomic(header_->events.orphan_hint).fetch_sub(1, std::memory_order_acq_rel);
           }
-          tail.compare_exchange_strong(position, position + 1, std::memory_order_acq_rel);
+          Advance(tail, position);
           return position;
         }
         continue;
@@ -338,19 +358,19 @@ std::optional<std::uint64_t> Ring::ClaimForRead() {
         if (word.compare_exchange_weak(observed,
                                        MakeSlotWord(position + capacity_, SlotState::kFree, 0),
                                        std::memory_order_acq_rel, std::memory_order_relaxed)) {
-          tail.compare_exchange_strong(position, position + 1, std::memory_order_acq_rel);
+          Advance(tail, position);
           Notify(kProducerCell, 1);
         }
         continue;
       }
       if (state == SlotState::kReading) {  // claimed by another consumer that has not moved tail
-        tail.compare_exchange_strong(position, position + 1, std::memory_order_acq_rel);
+        Advance(tail, position);
         continue;
       }
       return std::nullopt;  // kFree or kWriting: not published yet
     }
     if (diff > 0) {  // already consumed and released; tail lags: help
-      tail.compare_exchange_strong(position, position + 1, std::memory_order_acq_rel);
+      Advance(tail, position);
       continue;
     }
     return std::nullopt;  // the slot still holds the previous lap: nothing at position yet
@@ -530,6 +550,9 @@ std::size_t Ring::Reclaim(bool own_pid_is_dead) {
       if (word.compare_exchange_strong(observed, MakeSlotWord(position, SlotState::kSkip, 0))) {
         Atomic(header_->events.reclaimed_writes).fetch_add(1);
         ++reclaimed;
+        AZ_LOG(kWarning) << "ring " << segment_->location() << ": slot " << i
+                         << " was claimed by producer pid " << owner
+                         << ", which is dead; skipping it";
       }
     } else {
       // Raise the hint before the orphan appears, so no consumer can miss it.
@@ -537,6 +560,9 @@ std::size_t Ring::Reclaim(bool own_pid_is_dead) {
       if (word.compare_exchange_strong(observed, MakeSlotWord(position, SlotState::kOrphan, 0))) {
         Atomic(header_->events.reclaimed_reads).fetch_add(1);
         ++reclaimed;
+        AZ_LOG(kWarning) << "ring " << segment_->location() << ": slot " << i
+                         << " was held by consumer pid " << owner
+                         << ", which is dead; delivering its record again";
       } else {
         Atomic(header_->events.orphan_hint).fetch_sub(1);
       }
