@@ -110,6 +110,11 @@ TEST(MoveIndexTest, EveryLegalMoveHasAUniqueIndexThatDecodesBackToIt) {
     for (int i = 0; i < kPolicySize; ++i) ASSERT_EQ(mask[i], used[i] ? 1.0f : 0.0f) << i;
     ++positions[us];
   });
+  RecordProperty("white_positions", positions[0]);
+  RecordProperty("black_positions", positions[1]);
+  RecordProperty("castling", castling[0] + castling[1]);
+  RecordProperty("en_passant", en_passant[0] + en_passant[1]);
+  RecordProperty("under_promotions", under_promotions[0] + under_promotions[1]);
   for (int c = 0; c < 2; ++c) {  // both colours, every special move kind
     EXPECT_GT(positions[c], 2000) << c;
     EXPECT_GT(castling[c], 20) << c;
@@ -135,6 +140,7 @@ TEST(MoveIndexTest, BlackMovesShareIndicesWithTheMirroredWhiteMoves) {
       ++compared;
     }
   });
+  RecordProperty("moves", compared);
   EXPECT_GT(compared, 20000);
 }
 

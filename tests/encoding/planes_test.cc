@@ -233,6 +233,7 @@ TEST(PlanesTest, MirroredPositionsDifferOnlyInTheColourPlane) {
     }
     ++compared;
   });
+  RecordProperty("positions", compared);
   EXPECT_GT(compared, 1000);
 }
 
@@ -268,6 +269,10 @@ TEST(PlanesTest, RecordExpandsToExactlyTheLiveGamesPlanes) {
     }
   });
   // The sample must cover what the property is about.
+  RecordProperty("positions", positions);
+  RecordProperty("black_to_move", black_to_move);
+  RecordProperty("repeated", repeated);
+  RecordProperty("repeated_in_history", repeated_in_history);
   EXPECT_GT(positions, 5000);
   EXPECT_GT(black_to_move, positions / 3);
   EXPECT_GT(repeated, 200);

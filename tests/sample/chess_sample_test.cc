@@ -165,6 +165,7 @@ TEST(ChessSampleTest, SamplesFromRandomGamesValidateAndCarryTheOutcomeForTheSide
     }
     samples.push_back(*s);
   });
+  RecordProperty("samples", checked);
   EXPECT_GT(checked, 2000);
 }
 
