@@ -46,7 +46,7 @@ inline int MoveToIndex(const chess::Position& position, chess::Move move) {
 // The legal move of `position` that `index` names: the inverse of MoveToIndex, resolving the move's
 // kind (castling, en passant, promotion to a queen) from the position. InvalidArgument, saying why,
 // when the index is out of [0, kPolicySize), names a step off the board, or names no legal move
-// here. Generates the legal moves to check (about a microsecond).
+// here. Generates the legal moves to check (about 0.1-0.2 us).
 Result<chess::Move> IndexToMove(const chess::Position& position, int index);
 
 // Writes the policy index of each of `moves` (legal moves of `position`) to out[i] and returns the
