@@ -101,7 +101,16 @@ Result<std::vector<ServiceInfo>> ListServices(std::string_view run_dir) {
 
 bool ProcessAlive(std::int64_t pid) {
   if (pid <= 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  // A zombie (killed, not yet reaped by its parent) answers kill(0) but serves nothing.
+  Result<std::string> stat = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.ok()) {
+    const size_t paren = stat->rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z') {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string HostName() {

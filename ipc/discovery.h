@@ -49,7 +49,8 @@ Result<ServiceInfo> ReadServiceInfo(std::string_view run_dir, std::string_view s
 // anything not of kind "az-service") are skipped. NOT_FOUND when the directory does not exist.
 Result<std::vector<ServiceInfo>> ListServices(std::string_view run_dir);
 
-// Whether a process with this pid exists on this host (kill(pid, 0); EPERM counts as alive).
+// Whether a process with this pid runs on this host (kill(pid, 0), EPERM counting as alive; a
+// zombie does not).
 bool ProcessAlive(std::int64_t pid);
 
 // The host name, as recorded in ServiceInfo::host.
