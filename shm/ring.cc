@@ -286,8 +286,9 @@ Status Ring::Push(std::span<const std::byte> record, std::chrono::nanoseconds ti
 
 Status Ring::PushWith(std::chrono::nanoseconds timeout, Filler fill) {
   CheckProcess();
-  const std::optional<std::uint64_t> position =
-      BlockUntil(kProducerCell, timeout, [this] { return ClaimForWrite(); });
+  bool slept = false;
+  const std::optional<std::uint64_t> position = BlockUntil(
+      kProducerCell, timeout, [this] { return ClaimForWrite(); }, &slept);
   if (!position) {
     local_->push_timeouts.Add(1);
     return DeadlineExceeded("ring full for " + std::to_string(timeout.count() / 1000000) + " ms (" +
@@ -296,6 +297,9 @@ Status Ring::PushWith(std::chrono::nanoseconds timeout, Filler fill) {
   fill(std::span<std::byte>(slots_ + (*position & mask_) * stride_ + data_offset_, record_bytes_));
   Publish(*position);
   local_->pushes.Add(1);
+  // Woken producers pass the wake on while there is room: one wake call per lap of sleepers, not
+  // one per released slot (see WaitCell::wake_pending).
+  if (slept && Occupancy() < capacity_) Notify(kProducerCell, 1);
   return Status::Ok();
 }
 
@@ -405,8 +409,9 @@ Result<std::size_t> Ring::Consume(std::size_t max_records, std::chrono::nanoseco
                                   Visitor visit) {
   CheckProcess();
   AZ_CHECK(max_records >= 1);
-  const std::optional<std::uint64_t> position =
-      BlockUntil(kConsumerCell, timeout, [this] { return ClaimForRead(); });
+  bool slept = false;
+  const std::optional<std::uint64_t> position = BlockUntil(
+      kConsumerCell, timeout, [this] { return ClaimForRead(); }, &slept);
   if (!position) {
     local_->pop_timeouts.Add(1);
     return DeadlineExceeded("ring empty for " + std::to_string(timeout.count() / 1000000) + " ms");
@@ -418,6 +423,8 @@ Result<std::size_t> Ring::Consume(std::size_t max_records, std::chrono::nanoseco
   local_->pops.Add(1);
   const std::size_t more = max_records > 1 ? TryConsume(max_records - 1, visit) : 0;
   if (more == 0) Notify(kProducerCell, 1);
+  // A woken consumer that leaves records behind passes the wake on to another sleeper.
+  if (slept && Occupancy() > 0) Notify(kConsumerCell, 1);
   return 1 + more;
 }
 
@@ -441,18 +448,26 @@ Result<std::size_t> Ring::Pop(std::span<std::byte> out, std::chrono::nanoseconds
 
 // --- Waiting ---------------------------------------------------------------------------------
 
-void Ring::Notify(int cell, int count) {
+void Ring::Notify(int cell, int count, bool force) {
   WaitCell& wait_cell = cell == kConsumerCell ? header_->not_empty : header_->not_full;
   // Pairs with the fence in BlockUntil: either the sleeper sees our slot change, or we see it
   // counted as a waiter. Without waiters this is the whole cost: no system call.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (Atomic(wait_cell.waiters).load(std::memory_order_relaxed) == 0) return;
+  // A wake already on its way (its sleeper not yet running) will see our record too. A sleeper
+  // clears the flag after it loads the sequence, so a flag we find set was set after that load
+  // and its sequence bump makes the sleeper's futex wait return.
+  auto pending = Atomic(wait_cell.wake_pending);
+  if (!force && (pending.load(std::memory_order_relaxed) != 0 ||
+                 pending.exchange(1, std::memory_order_acq_rel) != 0)) {
+    return;
+  }
   Atomic(wait_cell.sequence).fetch_add(1, std::memory_order_release);
   FutexWake(&wait_cell.sequence, count);
 }
 
 template <typename TryFn>
-auto Ring::BlockUntil(int cell, std::chrono::nanoseconds timeout, TryFn try_fn)
+auto Ring::BlockUntil(int cell, std::chrono::nanoseconds timeout, TryFn try_fn, bool* slept)
     -> decltype(try_fn()) {
   if (auto result = try_fn()) return result;
   if (timeout.count() <= 0) return {};
@@ -508,9 +523,17 @@ auto Ring::BlockUntil(int cell, std::chrono::nanoseconds timeout, TryFn try_fn)
     Atomic(wait_cell.waiters).fetch_add(1, std::memory_order_seq_cst);
     Atomic(entry.waiting[cell]).fetch_add(1, std::memory_order_relaxed);
     const std::uint32_t sequence = Atomic(wait_cell.sequence).load(std::memory_order_acquire);
+    // From here on a notifier must wake us (or bump the sequence we wait on); clearing the flag
+    // also heals one left set by a woken sleeper that was killed before it got to run.
+    Atomic(wait_cell.wake_pending).store(0, std::memory_order_release);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     auto result = try_fn();
-    if (!result) FutexWait(&wait_cell.sequence, sequence, sleep);
+    if (!result) {
+      FutexWait(&wait_cell.sequence, sequence, sleep);
+      if (slept != nullptr) *slept = true;
+      // Running again: the next record must wake another sleeper, if any.
+      Atomic(wait_cell.wake_pending).store(0, std::memory_order_release);
+    }
     Atomic(entry.waiting[cell]).fetch_sub(1, std::memory_order_relaxed);
     Atomic(wait_cell.waiters).fetch_sub(1, std::memory_order_relaxed);
     if (!result) result = try_fn();
@@ -572,10 +595,16 @@ std::size_t Ring::Reclaim(bool own_pid_is_dead) {
     Atomic(header_->events.orphan_hint).fetch_add(1);  // a rescuer reset the hint too early
   }
   if (reclaimed > 0 || orphans) {
-    Notify(kConsumerCell, 1 << 20);
-    Notify(kProducerCell, 1 << 20);
+    Notify(kConsumerCell, 1 << 20, /*force=*/true);
+    Notify(kProducerCell, 1 << 20, /*force=*/true);
   }
   return reclaimed;
+}
+
+std::uint64_t Ring::Occupancy() const {
+  const std::uint64_t tail = Atomic(header_->tail).load(std::memory_order_acquire);
+  const std::uint64_t head = Atomic(header_->head).load(std::memory_order_acquire);
+  return head > tail ? std::min(head - tail, capacity_) : 0;
 }
 
 RingStats Ring::Stats() const {
@@ -583,11 +612,9 @@ RingStats Ring::Stats() const {
   RingStats stats;
   stats.record_bytes = record_bytes_;
   stats.capacity = capacity_;
-  const std::uint64_t tail = Atomic(header_->tail).load();
-  const std::uint64_t head = Atomic(header_->head).load();
-  stats.produced = head;
-  stats.consumed = tail;
-  stats.occupancy = head > tail ? std::min(head - tail, capacity_) : 0;
+  stats.produced = Atomic(header_->head).load();
+  stats.consumed = Atomic(header_->tail).load();
+  stats.occupancy = Occupancy();
   stats.reclaimed_writes = Atomic(header_->events.reclaimed_writes).load();
   stats.reclaimed_reads = Atomic(header_->events.reclaimed_reads).load();
   stats.reaped_processes = Atomic(header_->events.reaped_processes).load();

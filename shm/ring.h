@@ -146,9 +146,11 @@ class Ring {
   std::optional<std::uint64_t> ClaimForRead();
   std::optional<std::uint64_t> RescueOrphan();
   void Release(std::uint64_t position);
-  void Notify(int cell, int count);
+  void Notify(int cell, int count, bool force = false);
   template <typename TryFn>
-  auto BlockUntil(int cell, std::chrono::nanoseconds timeout, TryFn try_fn) -> decltype(try_fn());
+  auto BlockUntil(int cell, std::chrono::nanoseconds timeout, TryFn try_fn, bool* slept = nullptr)
+      -> decltype(try_fn());
+  std::uint64_t Occupancy() const;
   std::size_t Reclaim(bool own_pid_is_dead);
   void CheckProcess() const;
 

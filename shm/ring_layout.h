@@ -70,10 +70,14 @@ constexpr std::int64_t PositionDiff(std::uint64_t slot_position, std::uint64_t p
   return static_cast<std::int64_t>(d << kSlotPositionShift) >> kSlotPositionShift;
 }
 
-// A futex word and the number of threads (all processes) sleeping on it.
+// A futex word, the number of threads (all processes) about to sleep or sleeping on it, and whether
+// a wake has been sent that no sleeper has picked up yet (so that a producer racing ahead of a
+// consumer that is still being scheduled makes one wake call, not one per record).
 struct WaitCell {
   std::uint32_t sequence;  // bumped by a waker; sleepers wait while it is unchanged
   std::uint32_t waiters;
+  std::uint32_t wake_pending;
+  std::uint32_t reserved;
 };
 
 // Rare events, counted for all processes.

@@ -40,6 +40,7 @@ struct Control {
   std::atomic<int> stop;
   std::atomic<int> failed;
   std::atomic<std::uint64_t> counts[kMaxProcesses];
+  std::atomic<std::uint64_t> waits[kMaxProcesses];  // blocking calls that had to wait
   // Ping-pong results, written by the client.
   std::atomic<std::uint64_t> round_trips;
   std::atomic<double> p50_us;
@@ -48,8 +49,8 @@ struct Control {
 };
 
 Control* MapControl() {
-  void* memory = ::mmap(nullptr, sizeof(Control), PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* memory =
+      ::mmap(nullptr, sizeof(Control), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return nullptr;
   return new (memory) Control();
 }
@@ -110,9 +111,9 @@ double MemcpyBytesPerSecond(std::uint32_t record_bytes, std::uint64_t records, d
 Status RunThroughput(const Options& options) {
   AZ_ASSIGN_OR_RETURN(Scope scope, BenchScope());
   const RingOptions ring_options{.spin_iterations = options.spin_iterations};
-  AZ_ASSIGN_OR_RETURN(
-      Ring ring, Ring::Create(scope, "bench", {options.record_bytes, options.capacity},
-                              ring_options, {.reclaim_stale = true, .remove_on_close = true}));
+  AZ_ASSIGN_OR_RETURN(Ring ring,
+                      Ring::Create(scope, "bench", {options.record_bytes, options.capacity},
+                                   ring_options, {.reclaim_stale = true, .remove_on_close = true}));
   Control* control = MapControl();
   if (control == nullptr) return ResourceExhausted("cannot map the control block");
   const std::uint32_t bytes = options.record_bytes;
@@ -131,6 +132,7 @@ Status RunThroughput(const Options& options) {
         if (handle->Push(record, 50ms).ok()) ++pushed;
       }
       control->counts[p].store(pushed);
+      control->waits[p].store(handle->Stats().push_waits);
       return 0;
     }));
   }
@@ -147,6 +149,7 @@ Status RunThroughput(const Options& options) {
         if (taken.ok()) popped += *taken;
       }
       control->counts[options.producers + c].store(popped);
+      control->waits[options.producers + c].store(handle->Stats().pop_waits);
       return 0;
     }));
   }
@@ -159,8 +162,12 @@ Status RunThroughput(const Options& options) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   AZ_RETURN_IF_ERROR(WaitAll(children));
 
-  std::uint64_t consumed = 0;
-  for (int c = 0; c < options.consumers; ++c) consumed += control->counts[options.producers + c];
+  std::uint64_t consumed = 0, push_waits = 0, pop_waits = 0;
+  for (int c = 0; c < options.consumers; ++c) {
+    consumed += control->counts[options.producers + c];
+    pop_waits += control->waits[options.producers + c];
+  }
+  for (int p = 0; p < options.producers; ++p) push_waits += control->waits[p];
   const double ring_records = consumed / elapsed;
   const double ring_gbps = ring_records * bytes / 1e9;
   // The same record size through one memcpy in this process, over a working set as large as the
@@ -168,11 +175,13 @@ Status RunThroughput(const Options& options) {
   const double memcpy_bytes = MemcpyBytesPerSecond(bytes, options.capacity, options.seconds);
   const double memcpy_gbps = memcpy_bytes / 1e9;
 
-  std::printf("az-ringbench: %d producers -> %d consumers, %u-byte records, capacity %llu, "
-              "batch %u, %.1f s, across processes\n",
-              options.producers, options.consumers, bytes,
-              static_cast<unsigned long long>(options.capacity), options.batch, elapsed);
-  std::printf("ring    %14.0f records/s  %8.3f GB/s\n", ring_records, ring_gbps);
+  std::printf(
+      "az-ringbench: %d producers -> %d consumers, %u-byte records, capacity %llu, "
+      "batch %u, %.1f s, across processes\n",
+      options.producers, options.consumers, bytes,
+      static_cast<unsigned long long>(options.capacity), options.batch, elapsed);
+  std::printf("ring    %14.0f records/s  %8.3f GB/s  (waits: %.0f/s full, %.0f/s empty)\n",
+              ring_records, ring_gbps, push_waits / elapsed, pop_waits / elapsed);
   std::printf("memcpy  %14.0f records/s  %8.3f GB/s  (one thread, same records)\n",
               memcpy_bytes / bytes, memcpy_gbps);
   std::printf("ratio %.3f\n", ring_gbps / memcpy_gbps);
@@ -226,8 +235,8 @@ Status RunPingPong(const Options& options) {
       if (!client->Submit(id, request, 1s).ok()) return 2;
       bool answered = false;
       while (!answered && control->stop.load(std::memory_order_relaxed) == 0) {
-        Result<std::size_t> got = client->Receive(
-            1, 50ms, [&](std::uint64_t answer_id, std::span<const std::byte>) {
+        Result<std::size_t> got =
+            client->Receive(1, 50ms, [&](std::uint64_t answer_id, std::span<const std::byte>) {
               answered = answer_id == id;
             });
         (void)got;
@@ -255,9 +264,10 @@ Status RunPingPong(const Options& options) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   AZ_RETURN_IF_ERROR(WaitAll(children));
 
-  std::printf("az-ringbench: ping-pong through a request channel, %u-byte requests and "
-              "responses, %.1f s, across processes\n",
-              bytes, elapsed);
+  std::printf(
+      "az-ringbench: ping-pong through a request channel, %u-byte requests and "
+      "responses, %.1f s, across processes\n",
+      bytes, elapsed);
   std::printf("round trips %llu (%.0f/s), mean %.2f us\n",
               static_cast<unsigned long long>(control->round_trips.load()),
               control->round_trips.load() / elapsed, control->mean_us.load());

@@ -59,7 +59,8 @@ TEST(LayoutTest, RingIsPinnedToVersion1) {
   EXPECT_EQ(offsetof(RingHeader, events), 640u) << kBump;
   EXPECT_EQ(offsetof(RingHeader, processes), 768u) << kBump;
   EXPECT_EQ(sizeof(RingHeader), 2816u) << kBump;
-  EXPECT_EQ(sizeof(WaitCell), 8u) << kBump;
+  EXPECT_EQ(sizeof(WaitCell), 16u) << kBump;
+  EXPECT_EQ(offsetof(WaitCell, wake_pending), 8u) << kBump;
   EXPECT_EQ(sizeof(RingEventCounters), 32u) << kBump;
   // Slot word: | position 39 | state 3 | owner 22 |.
   EXPECT_EQ(kSlotPositionShift, 25) << kBump;

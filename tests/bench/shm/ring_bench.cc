@@ -13,9 +13,7 @@
 namespace az::shm {
 namespace {
 
-Scope BenchScope() {
-  return *Scope::Prefix("az-shm-bench-" + std::to_string(::getpid()));
-}
+Scope BenchScope() { return *Scope::Prefix("az-shm-bench-" + std::to_string(::getpid())); }
 
 void BM_RingPushPop(benchmark::State& state) {
   const auto bytes = static_cast<std::uint32_t>(state.range(0));
