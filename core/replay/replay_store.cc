@@ -306,6 +306,9 @@ Status ReplayStore::Insert(std::span<const std::byte> records,
                            std::to_string(generations.size()) + " generations");
   }
   Claim claims[kMaxClaimsPerRound];
+  std::uint64_t tree_slots[kMaxClaimsPerRound];
+  std::uint64_t tree_units[kMaxClaimsPerRound];
+  static constexpr std::uint64_t zeros[kMaxClaimsPerRound] = {};
   std::size_t done = 0;
   while (done < count) {
     std::size_t claimed = 0;
@@ -313,21 +316,22 @@ Status ReplayStore::Insert(std::span<const std::byte> records,
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return !replacing_; });
       std::uint64_t next = next_generation_.load(std::memory_order_relaxed);
-      std::uint64_t removed = 0;
+      std::size_t removed = 0;
       while (claimed < kMaxClaimsPerRound && done + claimed < count) {
         const std::uint64_t slot = next % capacity;
         const std::uint64_t state = State(slot).load(std::memory_order_relaxed);
         // Another insert still copies into this slot: more records are in flight than there are
         // slots. Commit what we claimed (or wait for it) before going on.
         if (IsWriting(state)) break;
-        if (IsCommitted(state)) {
-          if (tree_) tree_->Set(slot, 0);
-          ++removed;
-        }
+        if (IsCommitted(state)) tree_slots[removed++] = slot;
         State(slot).store(WritingState(next), std::memory_order_relaxed);
         Units(slot).store(0, std::memory_order_relaxed);
         claims[claimed++] = {slot, next};
         ++next;
+      }
+      if (tree_) {
+        // The overwritten records leave the tree now; the new ones enter it when committed.
+        tree_->SetMany(std::span(tree_slots).first(removed), std::span(zeros).first(removed));
       }
       next_generation_.store(next, std::memory_order_relaxed);
       if (next - oldest_generation_.load(std::memory_order_relaxed) > capacity) {
@@ -355,8 +359,12 @@ Status ReplayStore::Insert(std::span<const std::byte> records,
         Units(claim.slot).store(units, std::memory_order_relaxed);
         // The commit marker goes last, after the bytes and the priority.
         State(claim.slot).store(CommittedState(claim.generation), std::memory_order_release);
-        if (tree_) tree_->Set(claim.slot, units);
+        tree_slots[i] = claim.slot;
+        tree_units[i] = units;
         if (!generations.empty()) generations[done + i] = claim.generation;
+      }
+      if (tree_) {
+        tree_->SetMany(std::span(tree_slots).first(claimed), std::span(tree_units).first(claimed));
       }
       size_.fetch_add(claimed, std::memory_order_relaxed);
       inflight_ -= claimed;
@@ -443,8 +451,20 @@ Status ReplayStore::SamplePrioritized(Rng& rng, std::span<SampledSlot> batch,
       }
     }
     if (records.empty()) break;
+    // The drawn records are scattered over the file: fetch a few ahead of the copy so that their
+    // misses overlap (the first kilobyte of each; the hardware streams the rest of a long record).
+    auto prefetch = [&](std::size_t i) {
+      const std::byte* p = RecordData(batch[pending[i]].slot);
+      for (std::uint64_t offset = 0; offset < std::min<std::uint64_t>(record_size, 1024);
+           offset += 64) {
+        __builtin_prefetch(p + offset);
+      }
+    };
+    constexpr std::size_t kAhead = 4;
+    for (std::size_t i = 0; i < std::min(kAhead, m); ++i) prefetch(i);
     std::size_t still = 0;
     for (std::size_t i = 0; i < m; ++i) {
+      if (i + kAhead < m) prefetch(i + kAhead);
       const std::uint32_t k = pending[i];
       if (!CopyOut(batch[k].slot, batch[k].generation,
                    records.subspan(k * record_size, record_size), nullptr)) {
@@ -529,7 +549,13 @@ UpdateCounts ReplayStore::UpdatePriorities(std::span<const PriorityUpdate> updat
       ++(state == CommittedState(updates[i].generation) ? counts.applied : counts.stale);
     }
   } else {
+    thread_local std::vector<std::uint64_t> slots;
+    slots.clear();
+    for (std::size_t i = 0; i < updates.size(); ++i) {
+      if (units[i] != kRejected) __builtin_prefetch(&meta_[updates[i].slot]);
+    }
     std::lock_guard lock(mutex_);
+    std::size_t kept = 0;
     for (std::size_t i = 0; i < updates.size(); ++i) {
       if (units[i] == kRejected) continue;
       const std::uint64_t slot = updates[i].slot;
@@ -538,9 +564,11 @@ UpdateCounts ReplayStore::UpdatePriorities(std::span<const PriorityUpdate> updat
         continue;
       }
       Units(slot).store(units[i], std::memory_order_relaxed);
-      tree_->Set(slot, units[i]);
+      slots.push_back(slot);
+      units[kept++] = units[i];  // kept <= i: compacts in place
       ++counts.applied;
     }
+    tree_->SetMany(slots, std::span(units).first(kept));
   }
   updates_applied_.fetch_add(counts.applied, std::memory_order_relaxed);
   updates_stale_.fetch_add(counts.stale, std::memory_order_relaxed);

@@ -52,6 +52,48 @@ inline int SearchNode(const std::uint64_t* e, std::uint64_t target, std::uint64_
   return j;
 }
 
+// Adds `delta` to the prefix sums of children j..7 of a node: the running sums after a child that
+// changed by `delta`. Branch-free, since j is random and a data-dependent loop mispredicts.
+inline void AddFrom(std::uint64_t* e, int j, std::uint64_t delta) {
+#if defined(__AVX512F__)
+  const auto mask = static_cast<__mmask8>(0xffu << j);
+  const __m512i sums = _mm512_load_si512(e);
+  _mm512_store_si512(
+      e, _mm512_mask_add_epi64(sums, mask, sums, _mm512_set1_epi64(static_cast<long long>(delta))));
+#else
+  for (int i = 0; i < SumTree::kFanout; ++i) e[i] += i >= j ? delta : 0;
+#endif
+}
+
+// The largest leaf and the smallest non-zero leaf of a bottom node of prefix sums.
+inline void LeafMaxMin(const std::uint64_t* e, std::uint64_t* max, std::uint64_t* min) {
+#if defined(__AVX512F__)
+  const __m512i sums = _mm512_load_si512(e);
+  // [0, e0, ..., e6]: each leaf is its prefix sum minus the one before.
+  const __m512i before =
+      _mm512_maskz_permutexvar_epi64(0xfe, _mm512_set_epi64(6, 5, 4, 3, 2, 1, 0, 0), sums);
+  // Zero leaves become all ones, so they never win the minimum.
+  const __m512i leaves = _mm512_sub_epi64(sums, before);
+  const __m512i nonzero = _mm512_mask_blend_epi64(_mm512_test_epi64_mask(leaves, leaves),
+                                                  _mm512_set1_epi64(-1), leaves);
+  alignas(64) std::uint64_t hi[SumTree::kFanout], lo[SumTree::kFanout];
+  _mm512_store_si512(hi, leaves);
+  _mm512_store_si512(lo, nonzero);
+  *max = *std::max_element(hi, hi + SumTree::kFanout);
+  *min = *std::min_element(lo, lo + SumTree::kFanout);
+#else
+  std::uint64_t hi = 0, lo = kNoPositive, previous = 0;
+  for (int i = 0; i < SumTree::kFanout; ++i) {
+    const std::uint64_t leaf = e[i] - previous;
+    previous = e[i];
+    hi = std::max(hi, leaf);
+    lo = std::min(lo, leaf == 0 ? kNoPositive : leaf);
+  }
+  *max = hi;
+  *min = lo;
+#endif
+}
+
 }  // namespace
 
 void SumTree::FreeDeleter::operator()(void* p) const { std::free(p); }
@@ -73,13 +115,14 @@ SumTree::SumTree(std::uint64_t capacity) : capacity_(capacity) {
     total_nodes_ += (nodes + kFanout - 1) / kFanout * kFanout;
   }
   nodes_.reset(AllocateAligned<std::uint64_t>(total_nodes_ * kFanout, 0));
-  max_.reset(AllocateAligned<std::uint64_t>(total_nodes_, 0));
-  min_.reset(AllocateAligned<std::uint64_t>(total_nodes_, kNoPositive));
+  summaries_.reset(AllocateAligned<Summary>(total_nodes_, Summary{0, kNoPositive}));
 }
 
 std::uint64_t SumTree::Total() const { return Node(0, 0)[kFanout - 1]; }
-std::uint64_t SumTree::Max() const { return max_[0]; }
-std::uint64_t SumTree::MinPositive() const { return min_[0] == kNoPositive ? 0 : min_[0]; }
+std::uint64_t SumTree::Max() const { return summaries_[0].max; }
+std::uint64_t SumTree::MinPositive() const {
+  return summaries_[0].min == kNoPositive ? 0 : summaries_[0].min;
+}
 
 std::uint64_t SumTree::Get(std::uint64_t slot) const {
   AZ_CHECK(slot < capacity_, "slot out of range");
@@ -88,60 +131,81 @@ std::uint64_t SumTree::Get(std::uint64_t slot) const {
   return e[j] - (j == 0 ? 0 : e[j - 1]);
 }
 
-void SumTree::Set(std::uint64_t slot, std::uint64_t units) {
-  AZ_CHECK(slot < capacity_, "slot out of range");
-  std::uint64_t node = slot / kFanout;
-  int j = static_cast<int>(slot % kFanout);
-  std::uint64_t* e = Node(depth() - 1, node);
-  const std::uint64_t old = e[j] - (j == 0 ? 0 : e[j - 1]);
-  if (old == units) return;
-  // Modular arithmetic: adding (units - old) is exact whether the leaf grows or shrinks.
-  const std::uint64_t delta = units - old;
-  for (int level = depth() - 1;; --level) {
-    for (int i = j; i < kFanout; ++i) e[i] += delta;
-    if (level == 0) break;
-    j = static_cast<int>(node % kFanout);
-    node /= kFanout;
-    e = Node(level - 1, node);
+void SumTree::Set(std::uint64_t slot, std::uint64_t units) { SetMany({&slot, 1}, {&units, 1}); }
+
+void SumTree::SetMany(std::span<const std::uint64_t> slots, std::span<const std::uint64_t> units) {
+  AZ_CHECK(slots.size() == units.size());
+  const int bottom = depth() - 1;
+  std::uint64_t node[kInterleave];
+  std::uint64_t delta[kInterleave];
+  std::uint64_t active[kInterleave];
+  for (std::size_t base = 0; base < slots.size(); base += kInterleave) {
+    const std::size_t n = std::min(kInterleave, slots.size() - base);
+    for (std::size_t k = 0; k < n; ++k) {
+      AZ_CHECK(slots[base + k] < capacity_, "slot out of range");
+      __builtin_prefetch(Node(bottom, slots[base + k] / kFanout), 1);
+    }
+    // The leaves, in order, so that a later update of a slot sees the earlier one. Modular
+    // arithmetic: adding (units - old) is exact whether the leaf grows or shrinks.
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::uint64_t slot = slots[base + k];
+      std::uint64_t* e = Node(bottom, slot / kFanout);
+      const int j = static_cast<int>(slot % kFanout);
+      delta[k] = units[base + k] - (e[j] - (j == 0 ? 0 : e[j - 1]));
+      AddFrom(e, j, delta[k]);
+      node[k] = slot / kFanout;
+      if (bottom > 0) __builtin_prefetch(Node(bottom - 1, node[k] / kFanout), 1);
+      __builtin_prefetch(&SummaryOf(bottom, node[k]), 1);
+    }
+    // The differences up the levels; sums commute, so the order no longer matters.
+    for (int level = bottom - 1; level >= 0; --level) {
+      for (std::size_t k = 0; k < n; ++k) {
+        if (delta[k] == 0) continue;
+        const int j = static_cast<int>(node[k] % kFanout);
+        node[k] /= kFanout;
+        AddFrom(Node(level, node[k]), j, delta[k]);
+        if (level > 0) __builtin_prefetch(Node(level - 1, node[k] / kFanout), 1);
+      }
+    }
+    // The max/min summaries, level by level, only above nodes whose summary changed; recomputing a
+    // node twice (two updates below it) is harmless.
+    std::size_t live = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (delta[k] != 0) active[live++] = slots[base + k] / kFanout;
+    }
+    for (int level = bottom; level >= 0 && live > 0; --level) {
+      std::size_t still = 0;
+      for (std::size_t i = 0; i < live; ++i) {
+        const Summary summary = Summarize(level, active[i]);
+        Summary& stored = SummaryOf(level, active[i]);
+        // Unchanged here means unchanged above: most walks stop after a level or two.
+        if (stored == summary) continue;
+        stored = summary;
+        if (level == 0) continue;
+        const std::uint64_t parent = active[i] / kFanout;
+        active[still++] = parent;
+        const Summary* siblings = &SummaryOf(level, parent * kFanout);
+        __builtin_prefetch(siblings);
+        __builtin_prefetch(siblings + kFanout / 2);
+        __builtin_prefetch(&SummaryOf(level - 1, parent), 1);
+      }
+      live = still;
+    }
   }
-  RefreshSummaries(slot / kFanout);
 }
 
-void SumTree::SummarizeNode(int level, std::uint64_t node, std::uint64_t* max,
-                            std::uint64_t* min) const {
-  std::uint64_t hi = 0;
-  std::uint64_t lo = kNoPositive;
+SumTree::Summary SumTree::Summarize(int level, std::uint64_t node) const {
+  Summary summary{0, kNoPositive};
   if (level == depth() - 1) {
-    const std::uint64_t* e = Node(level, node);
-    std::uint64_t before = 0;
-    for (int i = 0; i < kFanout; ++i) {
-      const std::uint64_t leaf = e[i] - before;
-      before = e[i];
-      hi = std::max(hi, leaf);
-      lo = std::min(lo, leaf == 0 ? kNoPositive : leaf);
-    }
+    LeafMaxMin(Node(level, node), &summary.max, &summary.min);
   } else {
-    const std::size_t first = levels_[level + 1].node_offset + node * kFanout;
+    const Summary* children = &SummaryOf(level + 1, node * kFanout);
     for (int i = 0; i < kFanout; ++i) {
-      hi = std::max(hi, max_[first + i]);
-      lo = std::min(lo, min_[first + i]);
+      summary.max = std::max(summary.max, children[i].max);
+      summary.min = std::min(summary.min, children[i].min);
     }
   }
-  *max = hi;
-  *min = lo;
-}
-
-void SumTree::RefreshSummaries(std::uint64_t bottom_node) {
-  std::uint64_t node = bottom_node;
-  for (int level = depth() - 1; level >= 0; --level, node /= kFanout) {
-    std::uint64_t hi, lo;
-    SummarizeNode(level, node, &hi, &lo);
-    const std::size_t index = levels_[level].node_offset + node;
-    // Unchanged here means unchanged above: the walk stops, usually after a level or two.
-    if (max_[index] == hi && min_[index] == lo) return;
-    max_[index] = hi;
-    min_[index] = lo;
-  }
+  return summary;
 }
 
 void SumTree::Assign(std::span<const std::uint64_t> leaves) {
@@ -169,8 +233,7 @@ void SumTree::Assign(std::span<const std::uint64_t> leaves) {
   }
   for (int level = bottom; level >= 0; --level) {
     for (std::uint64_t node = 0; node < levels_[level].nodes; ++node) {
-      const std::size_t index = levels_[level].node_offset + node;
-      SummarizeNode(level, node, &max_[index], &min_[index]);
+      SummaryOf(level, node) = Summarize(level, node);
     }
   }
 }
@@ -245,10 +308,7 @@ Status SumTree::Verify() const {
                           std::to_string(e[i]) + ", its children sum to " + std::to_string(sum));
         }
       }
-      std::uint64_t hi, lo;
-      SummarizeNode(level, node, &hi, &lo);
-      const std::size_t index = levels_[level].node_offset + node;
-      if (max_[index] != hi || min_[index] != lo) {
+      if (!(SummaryOf(level, node) == Summarize(level, node))) {
         return Internal("sum-tree level " + std::to_string(level) + " node " +
                         std::to_string(node) + " has a stale max/min summary");
       }

@@ -148,6 +148,31 @@ TEST(SumTreeTest, BatchedFindMatchesSingleSearches) {
   }
 }
 
+TEST(SumTreeTest, SetManyEqualsSetsOneAfterAnotherEvenWithRepeatedSlots) {
+  constexpr std::uint64_t kCapacity = 20'000;
+  Rng rng(13);
+  SumTree batched(kCapacity), sequential(kCapacity);
+  std::vector<std::uint64_t> leaves(kCapacity, 0);
+  for (int round = 0; round < 200; ++round) {
+    const std::size_t n = 1 + rng.Below(600);  // more than one interleaved group at times
+    std::vector<std::uint64_t> slots(n), units(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      // A small range of slots, so that repeats within a batch are common.
+      slots[i] = round % 2 == 0 ? rng.Below(64) : rng.Below(kCapacity);
+      units[i] = rng.Below(4) == 0 ? 0 : rng.Below(1u << 30);
+      sequential.Set(slots[i], units[i]);
+      leaves[slots[i]] = units[i];
+    }
+    batched.SetMany(slots, units);
+    ASSERT_EQ(batched.Total(), ExactSum(leaves));
+    ASSERT_EQ(batched.Total(), sequential.Total());
+    ASSERT_EQ(batched.Max(), sequential.Max());
+    ASSERT_EQ(batched.MinPositive(), sequential.MinPositive());
+  }
+  for (std::uint64_t slot = 0; slot < kCapacity; ++slot) ASSERT_EQ(batched.Get(slot), leaves[slot]);
+  ASSERT_TRUE(batched.Verify().ok()) << batched.Verify().ToString();
+}
+
 TEST(SumTreeTest, AssignBuildsTheSameTreeAsSets) {
   for (std::uint64_t capacity : {1u, 2u, 7u, 8u, 9u, 64u, 65u, 513u, 4097u}) {
     Rng rng(capacity);
