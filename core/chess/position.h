@@ -33,10 +33,12 @@ class Position {
   // Parses a FEN string (6 fields; the two clock fields may be left out and default to 0 and 1).
   // Returns InvalidArgument, naming the problem, for: a wrong field count, a placement without 8
   // ranks or with a rank that is not 8 squares, a bad piece letter, a pawn on the first or last
-  // rank, a side other than 'w'/'b', a castling field that is malformed or claims a right whose
-  // king and rook are not on their home squares, a malformed en-passant field or one that does
-  // not follow a double pawn push, not exactly one king per side, the side not to move being in
-  // check, or a clock that is not a number in range. Never returns a partly built position.
+  // rank, not exactly one king per side, piece counts that promotions cannot explain (over 8 pawns
+  // or 16 men a side, or more promoted pieces than missing pawns), a side other than 'w'/'b', a
+  // castling field that is malformed or claims a right whose king and rook are not on their home
+  // squares, a malformed en-passant field or one that does not follow a double pawn push, a clock
+  // that is not a number in range, or the side not to move being in check. Never returns a partly
+  // built position. Thread-safe.
   static Result<Position> FromFen(std::string_view fen);
 
   // FEN of this position (en-passant square only when the capture is legal, see above).
