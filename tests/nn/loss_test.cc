@@ -2,7 +2,8 @@
 // finite-difference check of its gradient through a tiny network in double precision.
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 

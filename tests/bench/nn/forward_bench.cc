@@ -1,0 +1,110 @@
+// Forward-pass throughput of the network on this machine's CPU, in positions per second
+// (items_per_second), for the small CPU default (6x64), the GPU-sized 15x192 and Connect Four, at
+// batch 1, 64 and 256, with channels-last vs contiguous NCHW memory and 1 vs 2 intra-op threads.
+//
+//   build-nn/bin/nn_bench --benchmark_filter=Forward
+//
+// Arguments: /net/batch/channels_last/threads; net 0 = 6x64 chess, 1 = 15x192 chess, 2 = Connect
+// Four. The 15x192 net at batch 256 takes seconds per call on two cores: iteration counts are fixed
+// and small so the whole run takes a few minutes.
+
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <vector>
+
+#include "core/nn/network.h"
+#include "core/nn/torch_model.h"
+
+namespace az::nn {
+namespace {
+
+NetConfig ConfigFor(std::int64_t index) {
+  switch (index) {
+    case 0: return NetConfig::ChessSmall();
+    case 1: return NetConfig::ChessFull();
+    default: return NetConfig::ConnectFour();
+  }
+}
+
+void BM_Forward(benchmark::State& state) {
+  const NetConfig c = ConfigFor(state.range(0));
+  const std::int64_t batch = state.range(1);
+  const bool channels_last = state.range(2) != 0;
+  at::set_num_threads(static_cast<int>(state.range(3)));
+  torch::manual_seed(0);
+  AzNet net(c);
+  net->eval();
+  SetMemoryFormat(*net, channels_last);
+  const torch::Tensor x =
+      torch::rand({batch, c.input_planes, c.board_height, c.board_width})
+          .contiguous(channels_last ? torch::MemoryFormat::ChannelsLast
+                                    : torch::MemoryFormat::Contiguous);
+  c10::InferenceMode inference;
+  net->forward(x);  // warm-up: oneDNN builds its primitives on the first call
+  for (auto _ : state) {
+    NetOutput out = net->forward(x);
+    benchmark::DoNotOptimize(out.value.data_ptr<float>());
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+  state.SetLabel(c.ToString().substr(0, c.ToString().find(',')) +
+                 (channels_last ? " channels-last" : " nchw") + " threads=" +
+                 std::to_string(state.range(3)));
+}
+
+// Fixed iteration counts: about a second or two per run on this box.
+void ForwardArgs(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond);
+  b->ArgNames({"net", "batch", "cl", "threads"});
+}
+
+BENCHMARK(BM_Forward)
+    ->Apply(ForwardArgs)
+    ->ArgsProduct({{0}, {1}, {0, 1}, {1, 2}})
+    ->Iterations(200);
+BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{0}, {64}, {0, 1}, {1, 2}})->Iterations(20);
+BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{0}, {256}, {0, 1}, {1, 2}})->Iterations(6);
+BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{1}, {1}, {0, 1}, {1, 2}})->Iterations(20);
+BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{1}, {64}, {0, 1}, {1, 2}})->Iterations(2);
+BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{1}, {256}, {0, 1}, {1, 2}})->Iterations(1);
+BENCHMARK(BM_Forward)
+    ->Apply(ForwardArgs)
+    ->ArgsProduct({{2}, {1, 64, 256}, {0, 1}, {1}})
+    ->Iterations(50);
+
+// The torch-free facade (what a service calls): input from an NHWC buffer, legal-move mask, priors
+// gathered over the legal moves, WDL and value copied out. Compare with BM_Forward/0/64/1/1.
+void BM_NetworkFacadeForward(benchmark::State& state) {
+  const std::int64_t batch = state.range(0);
+  NetworkOptions options{.net = NetConfig::ChessSmall()};
+  options.runtime.device = DeviceChoice::kCpu;
+  auto network = Network::Create(options);
+  if (!network.ok()) {
+    state.SkipWithError(network.status().ToString().c_str());
+    return;
+  }
+  const NetConfig& c = options.net;
+  std::vector<float> input(static_cast<std::size_t>(batch * c.InputFloatsPerPosition()), 0.5f);
+  // ~35 legal moves per position, spread over the action space.
+  std::vector<std::int32_t> offsets = {0}, actions;
+  for (std::int64_t i = 0; i < batch; ++i) {
+    for (int k = 0; k < 35; ++k) actions.push_back(static_cast<std::int32_t>((k * 131 + i) % c.policy_size));
+    offsets.push_back(static_cast<std::int32_t>(actions.size()));
+  }
+  const LegalMovesView legal{offsets, actions};
+  std::vector<float> priors(actions.size()), wdl(batch * 3), value(batch);
+  const BatchInput in{.n = static_cast<int>(batch), .data = input.data()};
+  const ForwardOutputs out{.priors = priors.data(), .wdl = wdl.data(), .value = value.data()};
+  (void)(*network)->Forward(in, out, &legal);
+  for (auto _ : state) {
+    const Status status = (*network)->Forward(in, out, &legal);
+    benchmark::DoNotOptimize(status.ok());
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+}
+BENCHMARK(BM_NetworkFacadeForward)->Arg(64)->Iterations(20)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace az::nn
