@@ -24,8 +24,8 @@ inline constexpr float kPriorScale = 65535.0f;      // fixed point of priors
 
 inline std::int64_t ToFixed(double value) { return std::llround(value * kValueScale); }
 inline std::uint16_t QuantizePrior(float prior) {
-  return static_cast<std::uint16_t>(
-      std::lround(std::fmin(std::fmax(prior, 0.0f), 1.0f) * kPriorScale));
+  const float clamped = prior > 0.0f ? (prior < 1.0f ? prior : 1.0f) : 0.0f;  // NaN -> 0
+  return static_cast<std::uint16_t>(clamped * kPriorScale + 0.5f);
 }
 
 enum class NodeState : std::uint8_t {
@@ -44,7 +44,10 @@ struct alignas(64) Node {
   games::GameOutcome outcome;  // for kTerminal: the result for the side to move here
   std::atomic<std::uint32_t> visits;
   std::atomic<std::uint32_t> virtual_loss;  // playouts in flight through this node
-  std::uint32_t reserved0;
+  // Children [num_started, num_children) have never been selected and are in decreasing prior
+  // order, so selection need only score the first of them (core/mcts/puct.h: SelectChild).
+  std::uint16_t num_started;
+  std::uint16_t reserved0;
   std::atomic<std::int64_t> value_sum;     // sum of v x10000, v in [-1, 1]
   std::atomic<std::int64_t> value_sq_sum;  // sum of v^2 x10000; kept only when risk_beta != 0
   std::atomic<std::int64_t> draw_sum;      // sum of the draw probability x10000 (root WDL)
@@ -54,6 +57,7 @@ struct alignas(64) Node {
   void Init(std::uint16_t packed_move, std::uint16_t prior16) {
     first_child = kNullNode;
     num_children = 0;
+    num_started = 0;
     move = packed_move;
     prior = prior16;
     state = NodeState::kUnexpanded;
@@ -69,6 +73,7 @@ struct alignas(64) Node {
   void CopyStatsFrom(const Node& other) {
     first_child = kNullNode;
     num_children = other.num_children;
+    num_started = other.num_started;
     move = other.move;
     prior = other.prior;
     state = other.state;

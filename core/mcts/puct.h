@@ -63,21 +63,29 @@ inline double PuctScore(const Node& child, double q_parent, double sqrt_parent_v
 
 // The index of the child of `parent` (expanded, checked) with the highest score; the first on ties,
 // which is the higher prior since children are stored by decreasing prior.
-inline std::uint32_t SelectChild(const NodeArena& arena, const Node& parent,
-                                 const PuctParams& params) {
+//
+// Only children [0, num_started] are scored. The children never selected, [num_started, end), are
+// in decreasing prior order and have no visits and no virtual loss, so their score
+// Q_parent - fpu_base * (1 - P) + c_puct * P * sqrt(N) rises with P: the first of them beats the
+// rest. Selecting that first one extends the prefix. (A prefix child may be back at N = 0 after a
+// Cancel; it is still scored.) Whoever changes priors out of order (root noise) sets num_started to
+// num_children, and every child is scored.
+inline std::uint32_t SelectChild(const NodeArena& arena, Node& parent, const PuctParams& params) {
   AZ_CHECK(parent.state == NodeState::kExpanded && parent.num_children > 0, "select on a leaf");
   const double q_parent = parent.Mean();
   const double sqrt_n = std::sqrt(static_cast<double>(parent.N()));
   const Node* children = &arena[parent.first_child];
+  const std::uint32_t scan = std::min<std::uint32_t>(parent.num_started + 1u, parent.num_children);
   double best = -std::numeric_limits<double>::infinity();
   std::uint32_t best_index = 0;
-  for (std::uint32_t i = 0; i < parent.num_children; ++i) {
+  for (std::uint32_t i = 0; i < scan; ++i) {
     const double score = PuctScore(children[i], q_parent, sqrt_n, params);
     if (score > best) {
       best = score;
       best_index = i;
     }
   }
+  if (best_index == parent.num_started) ++parent.num_started;
   return parent.first_child + best_index;
 }
 

@@ -24,6 +24,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -343,10 +344,6 @@ class Search {
     std::uint32_t path_begin;  // the leaf's path (root first) is paths_[path_begin, path_end)
     std::uint32_t path_end;
   };
-  struct ChildOrder {
-    std::uint16_t prior;
-    std::uint16_t index;
-  };
 
   Search(const SearchOptions& options, const State& root)
       : options_(options),
@@ -453,14 +450,16 @@ class Search {
       ++stats_.unexpanded_full;
       return;
     }
+    // One integer key per child, prior high and the complement of the move's index low: sorting
+    // the keys in decreasing order sorts by decreasing prior, ties in move order.
     for (std::uint32_t i = 0; i < count; ++i) {
-      order_[i] = {QuantizePrior(priors[i]), static_cast<std::uint16_t>(i)};
+      order_[i] = (std::uint32_t{QuantizePrior(priors[i])} << 16) | (0xFFFFu - i);
     }
-    std::sort(order_.begin(), order_.begin() + count, [](ChildOrder a, ChildOrder b) {
-      return a.prior != b.prior ? a.prior > b.prior : a.index < b.index;
-    });
+    std::sort(order_.begin(), order_.begin() + count, std::greater<std::uint32_t>());
     for (std::uint32_t i = 0; i < count; ++i) {
-      arena_[first + i].Init(G::PackMove(moves[order_[i].index]), order_[i].prior);
+      const std::uint32_t index = 0xFFFFu - (order_[i] & 0xFFFFu);
+      arena_[first + i].Init(G::PackMove(moves[index]),
+                             static_cast<std::uint16_t>(order_[i] >> 16));
     }
     node.first_child = first;
     node.num_children = static_cast<std::uint16_t>(count);
@@ -473,6 +472,8 @@ class Search {
     const std::span<float> noise(noise_.data(), root.num_children);
     rng_.Dirichlet(options_.dirichlet_alpha, noise);
     const float epsilon = options_.dirichlet_epsilon;
+    // The priors are no longer in decreasing order: selection must score every root child.
+    arena_[root_].num_started = root.num_children;
     for (std::uint32_t i = 0; i < root.num_children; ++i) {
       Node& child = arena_[root.first_child + i];
       child.prior = QuantizePrior((1.0f - epsilon) * child.Prior() + epsilon * noise[i]);
@@ -530,7 +531,7 @@ class Search {
   std::vector<Move> path_moves_;
 
   std::vector<float> noise_;
-  std::vector<ChildOrder> order_;
+  std::vector<std::uint32_t> order_;
   std::vector<std::uint32_t> visit_scratch_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> copy_queue_;
 };

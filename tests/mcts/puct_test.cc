@@ -123,6 +123,7 @@ TEST(PuctTest, SelectChildMaximisesThePuctScore) {
   parent.state = NodeState::kExpanded;
   parent.first_child = first;
   parent.num_children = 3;
+  parent.num_started = 3;  // hand-made: every child counts as started, all are scored
   parent.visits = 11;
   parent.value_sum = ToFixed(1.1);                   // Q_parent = 0.1
   SetNode(arena[first + 0], 0.5f, 6, 0, -0.6, 0.6);  // Q 0.1
@@ -142,6 +143,47 @@ TEST(PuctTest, SelectChildMaximisesThePuctScore) {
   // Enough virtual loss on the favourite moves the selection elsewhere.
   arena[first + best].virtual_loss = 50;
   EXPECT_NE(SelectChild(arena, parent, params), first + best);
+}
+
+TEST(PuctTest, SelectionScoresTheStartedPrefixAndTheFirstUnstartedChildOnly) {
+  // Six children by decreasing prior; the first two were selected before. Whatever the scores of
+  // the never-selected tail, the first of them is the best of them, so scanning three children
+  // gives the same choice as scanning all six.
+  NodeArena arena(1u << 12);
+  const std::uint32_t first = arena.Allocate(6);
+  Node parent;
+  parent.Init(0, 0);
+  parent.state = NodeState::kExpanded;
+  parent.first_child = first;
+  parent.num_children = 6;
+  const float priors[6] = {0.4f, 0.2f, 0.15f, 0.1f, 0.1f, 0.05f};
+  for (int i = 0; i < 6; ++i) SetNode(arena[first + i], priors[i], 0, 0, 0, 0);
+  for (const PuctParams params :
+       {PuctParams{}, PuctParams{.fpu_base = 0.0}, PuctParams{.c_puct = 5.0, .fpu_base = 0.3}}) {
+    for (double child_value : {-0.9, 0.0, 0.9}) {  // the started children's value, child's view
+      for (std::uint32_t parent_visits : {3u, 30u, 3000u}) {
+        parent.num_started = 2;
+        parent.visits = parent_visits;
+        parent.value_sum = ToFixed(0.1 * parent_visits);
+        SetNode(arena[first + 0], priors[0], 2, 0, 2 * child_value, 2 * child_value * child_value);
+        SetNode(arena[first + 1], priors[1], 1, 0, child_value, child_value * child_value);
+        double best = -1e9;
+        std::uint32_t full_scan = 0;
+        for (std::uint32_t i = 0; i < 6; ++i) {
+          const double score = PuctScore(arena[first + i], parent.Mean(),
+                                         std::sqrt(static_cast<double>(parent_visits)), params);
+          if (score > best) {
+            best = score;
+            full_scan = first + i;
+          }
+        }
+        const std::uint32_t chosen = SelectChild(arena, parent, params);
+        EXPECT_EQ(chosen, full_scan);
+        // Choosing the first never-selected child extends the prefix.
+        EXPECT_EQ(parent.num_started, chosen == first + 2 ? 3 : 2);
+      }
+    }
+  }
 }
 
 TEST(PuctTest, RootSoftValueIsTheVisitWeightedLogSumExp) {

@@ -25,8 +25,9 @@ void ForEachNode(const Search<G>& search, Visit visit) {
   }
 }
 
-// No virtual loss anywhere, nothing pending, and every expanded node has its own evaluation plus
-// one visit per playout into a child.
+// No virtual loss anywhere, nothing pending, every expanded node has its own evaluation plus one
+// visit per playout into a child, and the children past num_started were never selected and are in
+// decreasing prior order (what lets selection skip them).
 template <typename G>
 void ExpectConsistentTree(const Search<G>& search) {
   EXPECT_FALSE(search.has_pending());
@@ -41,6 +42,14 @@ void ExpectConsistentTree(const Search<G>& search) {
         child_visits += search.arena()[node.first_child + i].N();
       }
       EXPECT_EQ(node.N(), 1 + child_visits);
+      EXPECT_LE(node.num_started, node.num_children);
+      for (std::uint32_t i = node.num_started; i < node.num_children; ++i) {
+        const Node& child = search.arena()[node.first_child + i];
+        EXPECT_EQ(child.N(), 0u);
+        if (i > node.num_started) {
+          EXPECT_LE(child.prior, search.arena()[node.first_child + i - 1].prior);
+        }
+      }
     }
   });
   EXPECT_GT(nodes, 0);
