@@ -19,7 +19,8 @@ namespace az::ipc {
 namespace {
 
 constexpr int kMaxJsonDepth = 64;
-constexpr int kBatch = 64;  // requests answered per wake-up before the stop flag is looked at again
+// Requests answered per wake-up before the stop flag (or the caller of Serve) gets a look in.
+constexpr int kBatch = 64;
 constexpr std::string_view kBuiltins[] = {"status", "pause", "resume", "shutdown", "commands"};
 
 std::int64_t UnixMillis() {
@@ -241,13 +242,9 @@ Status Server::Serve(std::chrono::milliseconds timeout) {
     if (e.num() == EINTR) return Status::Ok();
     return Unavailable(std::string("polling the control socket: ") + e.what());
   }
-  if (items[0].revents & ZMQ_POLLIN) {
-    while (true) {
-      // Keep answering until nothing is ready; HandleReady returns after a batch.
-      zmq::pollitem_t again[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}};
-      if (!HandleReady(kBatch)) return Unavailable("the control socket failed");
-      if (zmq::poll(again, 1, std::chrono::milliseconds(0)) == 0) break;
-    }
+  // One batch at most, so that a stream of requests cannot starve the caller's own loop.
+  if ((items[0].revents & ZMQ_POLLIN) && !HandleReady(kBatch)) {
+    return Unavailable("the control socket failed");
   }
   return Status::Ok();
 }
@@ -336,7 +333,13 @@ void Server::HandleOne(std::vector<zmq::message_t>& parts) {
   if (shutdown) {
     AZ_LOG(kInfo) << "control server '" << options_.service << "': shutdown requested";
     RequestShutdown();
-    if (options_.on_shutdown) options_.on_shutdown();
+    if (options_.on_shutdown) {
+      try {
+        options_.on_shutdown();
+      } catch (const std::exception& e) {
+        AZ_LOG(kError) << "on_shutdown callback failed: " << e.what();
+      }
+    }
   }
 }
 

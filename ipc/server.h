@@ -103,8 +103,8 @@ class Server {
   // Stops the serving thread, waiting for the handler in progress to finish. Idempotent.
   void Stop();
 
-  // Serves on the caller's thread: waits up to `timeout` for a request, then answers every request
-  // that is ready and returns. For services that poll from their own loop instead of Start().
+  // Serves on the caller's thread: waits up to `timeout` for a request, then answers the requests
+  // that are ready (at most 64, so a stream of requests cannot starve the caller) and returns. For services that poll from their own loop instead of Start().
   // FAILED_PRECONDITION while the server thread runs; UNAVAILABLE if the socket failed.
   Status Serve(std::chrono::milliseconds timeout);
 

@@ -60,6 +60,9 @@ struct GlobalOptions {
   bool json = false;           // --json: machine-readable output on stdout
 };
 
+// Parses the command line (argv[0] is the program name), runs the command, returns the exit code.
+int RunAzctl(int argc, const char* const* argv);
+
 // Adds the global options to `app` (azctl accepts them before and after the command).
 void AddGlobalOptions(CLI::App& app, GlobalOptions& options);
 

@@ -1,4 +1,4 @@
-// azctl: talks to any service of a run over its control socket (services/azctl/azctl.h).
+// azctl's command line: global options, then a run-wide command or a service and its subcommand.
 
 #include <algorithm>
 #include <iostream>
@@ -33,7 +33,9 @@ int ParseExit(CLI::App& app, const CLI::ParseError& error) {
   return code == 0 ? kExitOk : kExitUsage;
 }
 
-int Main(int argc, char** argv) {
+}  // namespace
+
+int RunAzctl(int argc, const char* const* argv) {
   SetLogLevel(LogLevel::kWarning);  // the library's info lines are noise on a terminal
   Context context;
   CLI::App app("azctl: control and inspect the services of an AlphaZero training run", "azctl");
@@ -87,7 +89,4 @@ int Main(int argc, char** argv) {
   return context.action()();
 }
 
-}  // namespace
 }  // namespace az::azctl
-
-int main(int argc, char** argv) { return az::azctl::Main(argc, argv); }

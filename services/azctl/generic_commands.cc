@@ -97,7 +97,9 @@ void AddGenericServiceCommands(CLI::App& app, Context& context) {
   auto& frame_files = context.Keep<std::vector<std::string>>({});
   std::string& save_prefix = context.Keep<std::string>({});
   call->add_option("request", text, R"(the request object, e.g. '{"cmd": "status"}')")->required();
-  call->add_option("--frame", frame_files, "send this file's bytes as a binary frame (repeatable)");
+  call->add_option("--frame", frame_files, "send this file's bytes as a binary frame (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   call->add_option("--save-frames", save_prefix,
                    "write the reply's binary frames to PREFIX.0, PREFIX.1, ...");
   call->callback([&context, &text, &frame_files, &save_prefix] {
