@@ -1,5 +1,7 @@
 #include "shm/ring.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -484,14 +486,19 @@ auto Ring::BlockUntil(int cell, std::chrono::nanoseconds timeout, TryFn try_fn, 
       local_->push_wait_ns.Add(static_cast<std::uint64_t>(waited));
     }
   };
-  for (std::uint32_t i = 0; i < options_.spin_iterations; ++i) {
-    CpuRelax();
-    if (i % 16 == 15) {
-      if (auto result = try_fn()) {
-        account();
-        return result;
-      }
+  // Spin for a bounded time (a pause costs ~10 to ~150 cycles depending on the CPU, so a count of
+  // pauses would mean very different times). After the first couple of microseconds, yield as
+  // well: when the peer we wait for is runnable on this very core (a loaded machine), a pure spin
+  // would keep it off the core until the spin ends.
+  const Clock::time_point spin_end = start + options_.spin_time;
+  const Clock::time_point yield_from = start + std::chrono::microseconds(2);
+  for (Clock::time_point now = start; now < spin_end; now = Clock::now()) {
+    for (int i = 0; i < 16; ++i) CpuRelax();
+    if (auto result = try_fn()) {
+      account();
+      return result;
     }
+    if (now >= yield_from) sched_yield();
   }
 
   WaitCell& wait_cell = cell == kConsumerCell ? header_->not_empty : header_->not_full;

@@ -45,9 +45,9 @@ struct RingSpec {
 Status ValidateRingSpec(const RingSpec& spec);
 
 struct RingOptions {
-  // Blocking calls spin this many pause instructions, re-checking the ring, before they sleep on
-  // the futex (a few microseconds; raises throughput and cuts latency when the peer is running).
-  std::uint32_t spin_iterations = 4000;
+  // Blocking calls spin this long, re-checking the ring, before they sleep on the futex: a round
+  // trip to a running peer takes about a microsecond, a futex sleep and wake some tens.
+  std::chrono::nanoseconds spin_time{std::chrono::microseconds(50)};
   // A blocked call looks for slots held by dead processes this often; it is also the longest a
   // call sleeps without looking at the ring.
   std::chrono::milliseconds reclaim_interval{100};

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   app.add_option("--capacity", options.capacity, "ring slots (a power of two)");
   app.add_option("--batch", options.batch, "records a consumer takes per call")
       ->check(CLI::Range(1u, 4096u));
-  app.add_option("--spin", options.spin_iterations, "pause iterations before sleeping");
+  app.add_option("--spin-us", options.spin_us, "microseconds a blocked call spins before sleeping")
+      ->check(CLI::Range(0u, 1000000u));
   app.add_flag("--ping-pong", options.ping_pong,
                "round-trip latency through a request channel instead of throughput");
   CLI11_PARSE(app, argc, argv);

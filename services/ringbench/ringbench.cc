@@ -110,7 +110,7 @@ double MemcpyBytesPerSecond(std::uint32_t record_bytes, std::uint64_t records, d
 
 Status RunThroughput(const Options& options) {
   AZ_ASSIGN_OR_RETURN(Scope scope, BenchScope());
-  const RingOptions ring_options{.spin_iterations = options.spin_iterations};
+  const RingOptions ring_options{.spin_time = std::chrono::microseconds(options.spin_us)};
   AZ_ASSIGN_OR_RETURN(Ring ring,
                       Ring::Create(scope, "bench", {options.record_bytes, options.capacity},
                                    ring_options, {.reclaim_stale = true, .remove_on_close = true}));
@@ -192,7 +192,7 @@ Status RunThroughput(const Options& options) {
 
 Status RunPingPong(const Options& options) {
   AZ_ASSIGN_OR_RETURN(Scope scope, BenchScope());
-  const RingOptions ring_options{.spin_iterations = options.spin_iterations};
+  const RingOptions ring_options{.spin_time = std::chrono::microseconds(options.spin_us)};
   const ChannelSpec spec{.request_bytes = options.record_bytes,
                          .response_bytes = options.record_bytes,
                          .max_workers = 1,

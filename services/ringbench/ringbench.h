@@ -20,8 +20,8 @@ struct Options {
   std::uint32_t record_bytes = 1024;
   double seconds = 2.0;
   std::uint64_t capacity = 1024;
-  std::uint32_t batch = 64;  // records a consumer takes per call
-  std::uint32_t spin_iterations = 4000;
+  std::uint32_t batch = 64;    // records a consumer takes per call
+  std::uint32_t spin_us = 50;  // RingOptions::spin_time
   bool ping_pong = false;
 };
 

@@ -29,7 +29,7 @@ constexpr int kConsumers = 2;
 constexpr std::uint64_t kPerProducer = 200;
 // Every record claims one position; a dead producer's hole claims one too.
 constexpr std::uint64_t kMaxPositions = kProducers * kPerProducer + 64;
-constexpr RingOptions kOptions{.spin_iterations = 200, .reclaim_interval = 5ms};
+constexpr RingOptions kOptions{.spin_time = 5us, .reclaim_interval = 5ms};
 
 // 32 KB records, written in place by the producer and checked in place by the consumer, so that a
 // good share of each process's time is spent inside a claimed slot, where a kill is hardest.
