@@ -11,13 +11,20 @@ void StratifiedTargets(std::uint64_t total, Rng& rng, std::span<std::uint64_t> t
   AZ_CHECK(total > 0, "stratified sampling over an empty total");
   const std::uint64_t n = targets.size();
   if (n == 0) return;
-  // floor(k * total / n) = k * q + floor(k * r / n) with total = q * n + r: exact, and k * r < n^2
-  // cannot overflow for any batch that fits in memory.
+  // floor(k * total / n) = k * q + floor(k * r / n) with total = q * n + r, exactly; the second
+  // term is counted as a running remainder (Bresenham), so there is no division per draw.
   const std::uint64_t q = total / n;
   const std::uint64_t r = total % n;
   std::uint64_t lo = 0;
+  std::uint64_t carried = 0;    // floor((k + 1) * r / n)
+  std::uint64_t remainder = 0;  // (k + 1) * r mod n
   for (std::uint64_t k = 0; k < n; ++k) {
-    const std::uint64_t hi = (k + 1) * q + (k + 1) * r / n;
+    remainder += r;
+    if (remainder >= n) {
+      remainder -= n;
+      ++carried;
+    }
+    const std::uint64_t hi = (k + 1) * q + carried;
     targets[k] = hi > lo ? lo + rng.Below(hi - lo) : rng.Below(total);
     lo = hi;
   }

@@ -65,6 +65,38 @@ inline void AddFrom(std::uint64_t* e, int j, std::uint64_t delta) {
 #endif
 }
 
+// Differences for the 8 prefix sums of one node, gathered before they are added to it.
+class NodeDelta {
+ public:
+#if defined(__AVX512F__)
+  void Add(int j, std::uint64_t delta) {
+    sum_ = _mm512_mask_add_epi64(sum_, static_cast<__mmask8>(0xffu << j), sum_,
+                                 _mm512_set1_epi64(static_cast<long long>(delta)));
+  }
+  // Adds the gathered differences to `e` and starts over.
+  void AddTo(std::uint64_t* e) {
+    _mm512_store_si512(e, _mm512_add_epi64(_mm512_load_si512(e), sum_));
+    sum_ = _mm512_setzero_si512();
+  }
+
+ private:
+  __m512i sum_ = _mm512_setzero_si512();
+#else
+  void Add(int j, std::uint64_t delta) {
+    for (int i = 0; i < SumTree::kFanout; ++i) sum_[i] += i >= j ? delta : 0;
+  }
+  void AddTo(std::uint64_t* e) {
+    for (int i = 0; i < SumTree::kFanout; ++i) {
+      e[i] += sum_[i];
+      sum_[i] = 0;
+    }
+  }
+
+ private:
+  std::uint64_t sum_[SumTree::kFanout] = {};
+#endif
+};
+
 // The largest leaf and the smallest non-zero leaf of a bottom node of prefix sums.
 inline void LeafMaxMin(const std::uint64_t* e, std::uint64_t* max, std::uint64_t* min) {
 #if defined(__AVX512F__)
@@ -157,15 +189,26 @@ void SumTree::SetMany(std::span<const std::uint64_t> slots, std::span<const std:
       if (bottom > 0) __builtin_prefetch(Node(bottom - 1, node[k] / kFanout), 1);
       __builtin_prefetch(&SummaryOf(bottom, node[k]), 1);
     }
-    // The differences up the levels; sums commute, so the order no longer matters.
+    // The differences up the levels; sums commute, so the order no longer matters. Consecutive
+    // updates under the same node (a stratified batch is sorted, so its paths share the upper
+    // levels) are summed in registers and written once, instead of a chain of read-modify-writes
+    // through one cache line.
     for (int level = bottom - 1; level >= 0; --level) {
+      NodeDelta pending;
+      std::uint64_t* current = nullptr;
       for (std::size_t k = 0; k < n; ++k) {
         if (delta[k] == 0) continue;
         const int j = static_cast<int>(node[k] % kFanout);
         node[k] /= kFanout;
-        AddFrom(Node(level, node[k]), j, delta[k]);
+        std::uint64_t* e = Node(level, node[k]);
+        if (e != current) {
+          if (current != nullptr) pending.AddTo(current);
+          current = e;
+        }
+        pending.Add(j, delta[k]);
         if (level > 0) __builtin_prefetch(Node(level - 1, node[k] / kFanout), 1);
       }
+      if (current != nullptr) pending.AddTo(current);
     }
     // The max/min summaries, level by level, only above nodes whose summary changed; recomputing a
     // node twice (two updates below it) is harmless.
