@@ -17,8 +17,9 @@ Status SyncDirectoryOf(const std::string& path) {
   const int rc = ::fsync(fd);
   const int error = errno;
   ::close(fd);
-  if (rc != 0)
+  if (rc != 0) {
     return Unavailable("syncing directory " + dir.string() + ": " + std::strerror(error));
+  }
   return Status::Ok();
 }
 

@@ -390,8 +390,9 @@ bool ReplayStore::CopyOut(std::uint64_t slot, std::uint64_t generation, std::spa
 
 Status ReplayStore::Sample(double beta, Rng& rng, std::span<SampledSlot> batch,
                            std::span<std::byte> records) {
-  if (!(beta >= 0 && beta <= 1))
+  if (!(beta >= 0 && beta <= 1)) {
     return InvalidArgument("beta must be in [0, 1], got " + Number(beta));
+  }
   if (!records.empty() && records.size() != batch.size() * options_.record_size) {
     return InvalidArgument("sample of " + std::to_string(batch.size()) + " records of " +
                            std::to_string(options_.record_size) + " bytes given " +
@@ -658,8 +659,9 @@ Status ReplayStore::ForEachRecord(
       if (epoch_.load(std::memory_order_acquire) % 2 != 0) WaitWhileReplacing();
       copied = CopyOut(slot, generation, record, &units);
       // Not this generation any more (empty, or overwritten by a newer one): nothing to retry.
-      if (!copied && State(slot).load(std::memory_order_acquire) != CommittedState(generation))
+      if (!copied && State(slot).load(std::memory_order_acquire) != CommittedState(generation)) {
         break;
+      }
     }
     if (!copied) continue;
     AZ_RETURN_IF_ERROR(

@@ -389,8 +389,9 @@ Result<std::uint64_t> SaveSnapshot(const ReplayStore& store, const std::string& 
     header.header_crc32c = HeaderCrc(header);
     AZ_RETURN_IF_ERROR(writer.WriteAt(0, BytesOf(&header, sizeof(header))));
     AZ_RETURN_IF_ERROR(writer.Finish());
-    if (::rename(temp.c_str(), path.c_str()) != 0)
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
       return IoError("renaming snapshot to", path, errno);
+    }
     AZ_RETURN_IF_ERROR(SyncDirectoryOf(path));
     return count;
   };
