@@ -118,8 +118,9 @@ class ReplayStore {
   // Appends records.size() / record_size() records (records.size() must be a multiple), overwriting
   // the oldest once full. Each gets the next generation and the largest priority in the buffer.
   // When `generations` is non-empty it must have one entry per record and receives their
-  // generations. Blocks only on the store's mutex, or, when more inserts are in flight than there
-  // are slots, until the slot it needs is committed by its writer. InvalidArgument for a bad size.
+  // generations. Blocks on the store's mutex (held microseconds per call, not while bytes are
+  // copied), while a Replace() runs, and, when more inserts are in flight than there are slots,
+  // until the slot it needs is committed by its writer. InvalidArgument for a bad size.
   Status Insert(std::span<const std::byte> records, std::span<std::uint64_t> generations = {});
 
   // Draws batch.size() records with replacement (stratified by priority), fills `batch`, and, when
@@ -127,7 +128,8 @@ class ReplayStore {
   // record into it in batch order. beta in [0, 1]. Never returns an empty or zero-priority slot. A
   // record overwritten between the draw and its copy is drawn again. FailedPrecondition when the
   // buffer holds no sampleable record; InvalidArgument for bad arguments; Unavailable if concurrent
-  // inserts kept overwriting the drawn slots (only plausible with a handful of slots).
+  // inserts kept overwriting the drawn slots (only plausible with a handful of slots). Blocks on
+  // the mutex for the tree search (microseconds) and while a Replace() runs.
   Status Sample(double beta, Rng& rng, std::span<SampledSlot> batch,
                 std::span<std::byte> records = {});
 
@@ -138,9 +140,11 @@ class ReplayStore {
   UpdateCounts UpdatePriorities(std::span<const PriorityUpdate> updates);
 
   // Copies the record in `slot` into `out` (record_size() bytes). InvalidArgument for a bad slot or
-  // size; NotFound when the slot is empty or mid-write.
+  // size; NotFound when the slot is empty or mid-write. Lock-free, except that it waits out a
+  // Replace().
   Result<RecordInfo> ReadRecord(std::uint64_t slot, std::span<std::byte> out) const;
 
+  // A consistent snapshot of the counters, taken under the mutex: O(1).
   ReplayStats Stats() const;
 
   // Writes the mapping to disk (msync). Not needed to survive a crash of the process; needed to
