@@ -38,10 +38,9 @@ void BM_Forward(benchmark::State& state) {
   AzNet net(c);
   net->eval();
   SetMemoryFormat(*net, channels_last);
-  const torch::Tensor x =
-      torch::rand({batch, c.input_planes, c.board_height, c.board_width})
-          .contiguous(channels_last ? torch::MemoryFormat::ChannelsLast
-                                    : torch::MemoryFormat::Contiguous);
+  const torch::Tensor x = torch::rand({batch, c.input_planes, c.board_height, c.board_width})
+                              .contiguous(channels_last ? torch::MemoryFormat::ChannelsLast
+                                                        : torch::MemoryFormat::Contiguous);
   c10::InferenceMode inference;
   net->forward(x);  // warm-up: oneDNN builds its primitives on the first call
   for (auto _ : state) {
@@ -50,20 +49,17 @@ void BM_Forward(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * batch);
   state.SetLabel(c.ToString().substr(0, c.ToString().find(',')) +
-                 (channels_last ? " channels-last" : " nchw") + " threads=" +
-                 std::to_string(state.range(3)));
+                 (channels_last ? " channels-last" : " nchw") +
+                 " threads=" + std::to_string(state.range(3)));
 }
 
-// Fixed iteration counts: about a second or two per run on this box.
+// Rates come from wall time (the intra-op threads' work counts), and "CPU" is the whole process's.
 void ForwardArgs(benchmark::internal::Benchmark* b) {
-  b->Unit(benchmark::kMillisecond);
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
   b->ArgNames({"net", "batch", "cl", "threads"});
 }
 
-BENCHMARK(BM_Forward)
-    ->Apply(ForwardArgs)
-    ->ArgsProduct({{0}, {1}, {0, 1}, {1, 2}})
-    ->Iterations(200);
+BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{0}, {1}, {0, 1}, {1, 2}})->Iterations(200);
 BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{0}, {64}, {0, 1}, {1, 2}})->Iterations(20);
 BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{0}, {256}, {0, 1}, {1, 2}})->Iterations(6);
 BENCHMARK(BM_Forward)->Apply(ForwardArgs)->ArgsProduct({{1}, {1}, {0, 1}, {1, 2}})->Iterations(20);
@@ -90,7 +86,8 @@ void BM_NetworkFacadeForward(benchmark::State& state) {
   // ~35 legal moves per position, spread over the action space.
   std::vector<std::int32_t> offsets = {0}, actions;
   for (std::int64_t i = 0; i < batch; ++i) {
-    for (int k = 0; k < 35; ++k) actions.push_back(static_cast<std::int32_t>((k * 131 + i) % c.policy_size));
+    for (int k = 0; k < 35; ++k)
+      actions.push_back(static_cast<std::int32_t>((k * 131 + i) % c.policy_size));
     offsets.push_back(static_cast<std::int32_t>(actions.size()));
   }
   const LegalMovesView legal{offsets, actions};
@@ -104,7 +101,12 @@ void BM_NetworkFacadeForward(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * batch);
 }
-BENCHMARK(BM_NetworkFacadeForward)->Arg(64)->Iterations(20)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_NetworkFacadeForward)
+    ->Arg(64)
+    ->Iterations(20)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 }  // namespace
 }  // namespace az::nn
