@@ -16,6 +16,21 @@
 #include "ipc/zmq_context.h"
 
 namespace az::ipc {
+
+namespace internal {
+// Replies of deferred handlers on their way to the serving thread, which alone may use the socket.
+struct Outbox {
+  struct Pending {
+    std::vector<zmq::message_t> envelope;
+    nlohmann::json id;
+    Result<Reply> result;
+  };
+  std::mutex mutex;
+  Waker* waker = nullptr;  // null once the server is gone
+  std::vector<Pending> queue;
+};
+}  // namespace internal
+
 namespace {
 
 constexpr int kMaxJsonDepth = 64;
@@ -81,6 +96,40 @@ Result<int> LockInstance(const std::string& run_dir, const std::string& service)
 }
 
 }  // namespace
+
+Responder::Responder(std::shared_ptr<internal::Outbox> outbox, std::vector<zmq::message_t> envelope,
+                     nlohmann::json id, std::string cmd)
+    : outbox_(std::move(outbox)),
+      envelope_(std::move(envelope)),
+      id_(std::move(id)),
+      cmd_(std::move(cmd)) {}
+
+Responder::Responder(Responder&& other) noexcept = default;
+
+Responder& Responder::operator=(Responder&& other) noexcept {
+  if (this != &other) {
+    if (pending()) Send(Cancelled("'" + cmd_ + "' was dropped without an answer"));
+    outbox_ = std::move(other.outbox_);
+    envelope_ = std::move(other.envelope_);
+    id_ = std::move(other.id_);
+    cmd_ = std::move(other.cmd_);
+  }
+  return *this;
+}
+
+Responder::~Responder() {
+  if (pending()) Send(Cancelled("'" + cmd_ + "' was dropped without an answer"));
+}
+
+void Responder::Send(Result<Reply> reply) {
+  AZ_CHECK(pending(), "Responder::Send called twice for '" + cmd_ + "'");
+  std::shared_ptr<internal::Outbox> outbox = std::move(outbox_);
+  outbox_ = nullptr;
+  std::lock_guard lock(outbox->mutex);
+  if (outbox->waker == nullptr) return;  // the server is gone: the client's attempt times out
+  outbox->queue.push_back({std::move(envelope_), std::move(id_), std::move(reply)});
+  outbox->waker->Wake();
+}
 
 Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   AZ_RETURN_IF_ERROR(ValidateServiceName(options.service));
@@ -166,13 +215,22 @@ Server::Server(ServerOptions options, std::shared_ptr<zmq::context_t> context, z
       context_(std::move(context)),
       socket_(std::move(socket)),
       waker_(std::move(waker)),
+      outbox_(std::make_shared<internal::Outbox>()),
       endpoint_(std::move(endpoint)),
       lock_fd_(lock_fd),
       start_(std::chrono::steady_clock::now()),
-      start_unix_ms_(UnixMillis()) {}
+      start_unix_ms_(UnixMillis()) {
+  outbox_->waker = &waker_;
+}
 
 Server::~Server() {
   Stop();
+  {
+    // Responders still held by the service now drop their replies instead of waking a dead loop.
+    std::lock_guard lock(outbox_->mutex);
+    outbox_->waker = nullptr;
+    outbox_->queue.clear();
+  }
   socket_.close();
   // Hand the endpoint back before returning, so that a successor can bind it at once.
   if (!WaitForIpcEndpointRelease(endpoint_, std::chrono::seconds(2))) {
@@ -198,7 +256,19 @@ void Server::Register(std::string cmd, Handler handler, std::string help) {
   for (std::string_view builtin : kBuiltins) {
     AZ_CHECK(cmd != builtin, "'" + cmd + "' is a built-in command");
   }
-  const bool inserted = commands_.emplace(cmd, Command{std::move(handler), std::move(help)}).second;
+  const bool inserted =
+      commands_.emplace(cmd, Command{std::move(handler), nullptr, std::move(help)}).second;
+  AZ_CHECK(inserted, "command '" + cmd + "' registered twice");
+}
+
+void Server::RegisterDeferred(std::string cmd, DeferredHandler handler, std::string help) {
+  AZ_CHECK(!running_.load(), "RegisterDeferred after Start");
+  AZ_CHECK(!cmd.empty() && handler, "a command needs a name and a handler");
+  for (std::string_view builtin : kBuiltins) {
+    AZ_CHECK(cmd != builtin, "'" + cmd + "' is a built-in command");
+  }
+  const bool inserted =
+      commands_.emplace(cmd, Command{nullptr, std::move(handler), std::move(help)}).second;
   AZ_CHECK(inserted, "command '" + cmd + "' registered twice");
 }
 
@@ -228,19 +298,39 @@ void Server::Loop() {
       AZ_LOG(kError) << "control server '" << options_.service << "' stopped: " << e.what();
       return;
     }
-    if (items[1].revents & ZMQ_POLLIN) waker_.Drain();
+    if (items[1].revents & ZMQ_POLLIN) {
+      waker_.Drain();
+      FlushOutbox();
+    }
     if ((items[0].revents & ZMQ_POLLIN) && !HandleReady(kBatch)) return;
+  }
+  FlushOutbox();  // replies queued while stopping still go out
+}
+
+void Server::FlushOutbox() {
+  std::vector<internal::Outbox::Pending> ready;
+  {
+    std::lock_guard lock(outbox_->mutex);
+    ready.swap(outbox_->queue);
+  }
+  for (internal::Outbox::Pending& pending : ready) {
+    SendReply(pending.envelope, std::move(pending.id), std::move(pending.result));
   }
 }
 
 Status Server::Serve(std::chrono::milliseconds timeout) {
   if (running_.load()) return FailedPrecondition("Serve while the server thread runs");
-  zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                             {nullptr, waker_.fd(), ZMQ_POLLIN, 0}};
   try {
-    zmq::poll(items, 1, timeout);
+    zmq::poll(items, 2, timeout);
   } catch (const zmq::error_t& e) {
     if (e.num() == EINTR) return Status::Ok();
     return Unavailable(std::string("polling the control socket: ") + e.what());
+  }
+  if (items[1].revents & ZMQ_POLLIN) {
+    waker_.Drain();
+    FlushOutbox();
   }
   // One batch at most, so that a stream of requests cannot starve the caller's own loop.
   if ((items[0].revents & ZMQ_POLLIN) && !HandleReady(kBatch)) {
@@ -290,9 +380,28 @@ void Server::HandleOne(std::vector<zmq::message_t>& parts) {
 
   nlohmann::json id;  // null unless the request carried one
   bool shutdown = false;
-  Result<Reply> result = Dispatch(body, &id, &shutdown);
-  body.clear();  // release the request's frames before sending
+  bool deferred = false;
+  Result<Reply> result = Dispatch(body, parts, &id, &shutdown, &deferred);
+  body.clear();          // release the request's frames before sending
+  if (deferred) return;  // the Responder sends it
 
+  SendReply(parts, std::move(id), std::move(result));
+
+  if (shutdown) {
+    AZ_LOG(kInfo) << "control server '" << options_.service << "': shutdown requested";
+    RequestShutdown();
+    if (options_.on_shutdown) {
+      try {
+        options_.on_shutdown();
+      } catch (const std::exception& e) {
+        AZ_LOG(kError) << "on_shutdown callback failed: " << e.what();
+      }
+    }
+  }
+}
+
+void Server::SendReply(std::vector<zmq::message_t>& parts, nlohmann::json id,
+                       Result<Reply> result) {
   nlohmann::json reply_json;
   std::vector<zmq::message_t> frames;
   if (result.ok()) {
@@ -329,22 +438,11 @@ void Server::HandleOne(std::vector<zmq::message_t>& parts) {
     // the client's retry covers it.
     AZ_LOG(kWarning) << "control server '" << options_.service << "' send failed: " << e.what();
   }
-
-  if (shutdown) {
-    AZ_LOG(kInfo) << "control server '" << options_.service << "': shutdown requested";
-    RequestShutdown();
-    if (options_.on_shutdown) {
-      try {
-        options_.on_shutdown();
-      } catch (const std::exception& e) {
-        AZ_LOG(kError) << "on_shutdown callback failed: " << e.what();
-      }
-    }
-  }
 }
 
-Result<Reply> Server::Dispatch(std::vector<zmq::message_t>& body, nlohmann::json* id,
-                               bool* shutdown) {
+Result<Reply> Server::Dispatch(std::vector<zmq::message_t>& body,
+                               std::vector<zmq::message_t>& envelope, nlohmann::json* id,
+                               bool* shutdown, bool* deferred) {
   if (body.empty()) return InvalidArgument("empty request: expected a JSON frame");
   const size_t bytes = FramesBytes(body);
   auto too_large = [&] {
@@ -395,6 +493,26 @@ Result<Reply> Server::Dispatch(std::vector<zmq::message_t>& body, nlohmann::json
   }
   request.frames.reserve(body.size() - 1);
   for (size_t i = 1; i < body.size(); ++i) request.frames.push_back(std::move(body[i]));
+  if (it->second.deferred) {
+    *deferred = true;
+    Responder responder(outbox_, std::move(envelope), *id, request.cmd);
+    Status failed;
+    try {
+      it->second.deferred(request, responder);
+    } catch (const nlohmann::json::exception& e) {
+      failed = InvalidArgument("'" + request.cmd + "': " + e.what());
+    } catch (const std::exception& e) {
+      failed = Internal("'" + request.cmd + "' failed: " + e.what());
+    } catch (...) {
+      failed = Internal("'" + request.cmd + "' failed with an unknown exception");
+    }
+    if (responder.pending()) {
+      responder.Send(failed.ok() ? Internal("'" + request.cmd +
+                                            "': the handler neither answered nor kept the request")
+                                 : failed);
+    }
+    return Reply{};
+  }
   try {
     return it->second.handler(request);
   } catch (const nlohmann::json::exception& e) {

@@ -16,7 +16,9 @@
 //
 // It serves either on its own thread (Start) or on the caller's thread (Serve), never both.
 // Handlers run on that thread, one at a time: a slow handler delays every other request, so long
-// work belongs on the service's own threads.
+// work belongs on the service's own threads. A command registered with RegisterDeferred may keep
+// its request (a Responder) and answer later from any thread: a request that has to wait (a rate
+// limiter, a snapshot in progress) then holds no thread of the server.
 //
 //   AZ_ASSIGN_OR_RETURN(auto server, ipc::Server::Create({.service = "replay", .run_dir = dir}));
 //   server->Register("sample", [&](ipc::Request& r) -> Result<ipc::Reply> { ... }, "a batch");
@@ -46,6 +48,47 @@ namespace az::ipc {
 // caught and answered as INVALID_ARGUMENT (nlohmann::json errors: a missing or mistyped field) or
 // INTERNAL (anything else).
 using Handler = std::function<Result<Reply>(Request& request)>;
+
+namespace internal {
+struct Outbox;
+}  // namespace internal
+
+// The pending reply of a request registered with Server::RegisterDeferred: a handler that must wait
+// (for a rate limiter, for a snapshot to finish) keeps it and answers later from any thread, so the
+// serving thread goes on answering other requests meanwhile. Move-only.
+class Responder {
+ public:
+  Responder(Responder&& other) noexcept;
+  Responder& operator=(Responder&& other) noexcept;
+  Responder(const Responder&) = delete;
+  Responder& operator=(const Responder&) = delete;
+  // A Responder destroyed without Send answers CANCELLED, so every request still gets one reply.
+  ~Responder();
+
+  // Queues the reply (an error Status becomes an error reply) and wakes the serving thread, which
+  // sends it. Thread-safe; never blocks beyond a short mutex. At most once per request (a second
+  // call is a bug). When the server is already destroyed the reply is dropped and the client's
+  // attempt times out.
+  void Send(Result<Reply> reply);
+  // False once Send was called (or after a move from this object).
+  bool pending() const { return outbox_ != nullptr; }
+  const std::string& cmd() const { return cmd_; }
+
+ private:
+  friend class Server;
+  Responder(std::shared_ptr<internal::Outbox> outbox, std::vector<zmq::message_t> envelope,
+            nlohmann::json id, std::string cmd);
+
+  std::shared_ptr<internal::Outbox> outbox_;
+  std::vector<zmq::message_t> envelope_;
+  nlohmann::json id_;
+  std::string cmd_;
+};
+
+// A handler whose reply may come later: it either calls responder.Send() before returning or moves
+// the responder somewhere and sends from there. Returning with the responder neither sent nor moved
+// away answers INTERNAL; an exception is answered as for Handler.
+using DeferredHandler = std::function<void(Request& request, Responder& responder)>;
 
 struct ServerOptions {
   // The service's name (ipc/endpoint.h rules); required.
@@ -97,6 +140,9 @@ class Server {
   // Adds a command. Only before Start (or, in Serve mode, from the serving thread). A built-in or
   // already registered name is a bug (AZ_CHECK).
   void Register(std::string cmd, Handler handler, std::string help = {});
+  // Adds a command whose handler may answer later, from another thread (see Responder). Same rules
+  // as Register.
+  void RegisterDeferred(std::string cmd, DeferredHandler handler, std::string help = {});
 
   // Serves on a new thread until Stop or destruction. FAILED_PRECONDITION if already started.
   Status Start();
@@ -104,8 +150,9 @@ class Server {
   void Stop();
 
   // Serves on the caller's thread: waits up to `timeout` for a request, then answers the requests
-  // that are ready (at most 64, so a stream of requests cannot starve the caller) and returns. For services that poll from their own loop instead of Start().
-  // FAILED_PRECONDITION while the server thread runs; UNAVAILABLE if the socket failed.
+  // that are ready (at most 64, so a stream of requests cannot starve the caller) and returns. For
+  // services that poll from their own loop instead of Start(). FAILED_PRECONDITION while the server
+  // thread runs; UNAVAILABLE if the socket failed.
   Status Serve(std::chrono::milliseconds timeout);
 
   // The bound endpoint (with the actual port for "tcp://host:*").
@@ -125,6 +172,7 @@ class Server {
  private:
   struct Command {
     Handler handler;
+    DeferredHandler deferred;  // set instead of handler for RegisterDeferred commands
     std::string help;
   };
 
@@ -135,7 +183,14 @@ class Server {
   bool HandleReady(int max_requests);
   void HandleOne(std::vector<zmq::message_t>& parts);
   // Answers the request in `body` (the frames after the envelope); sets *id to the request's id.
-  Result<Reply> Dispatch(std::vector<zmq::message_t>& body, nlohmann::json* id, bool* shutdown);
+  // For a deferred command it moves `envelope` and the id into a Responder, sets *deferred and
+  // returns an unused value: the reply goes through the outbox.
+  Result<Reply> Dispatch(std::vector<zmq::message_t>& body, std::vector<zmq::message_t>& envelope,
+                         nlohmann::json* id, bool* shutdown, bool* deferred);
+  // Sends the reply (or error) to the peer named by `envelope`; counts errors and bytes.
+  void SendReply(std::vector<zmq::message_t>& envelope, nlohmann::json id, Result<Reply> result);
+  // Sends the replies deferred handlers queued; on the serving thread.
+  void FlushOutbox();
   Result<Reply> Builtin(const std::string& cmd, bool* shutdown);
   nlohmann::json StatusJson();
   void WriteDiscovery(const std::string& state);
@@ -144,6 +199,7 @@ class Server {
   std::shared_ptr<zmq::context_t> context_;
   zmq::socket_t socket_;
   Waker waker_;
+  std::shared_ptr<internal::Outbox> outbox_;
   std::string endpoint_;
   int lock_fd_ = -1;
   std::chrono::steady_clock::time_point start_;
