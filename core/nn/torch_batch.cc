@@ -151,6 +151,7 @@ Result<torch::Tensor> LegalMask(const LegalMovesView& legal, std::int64_t n,
 Result<TrainBatch> BuildTrainBatch(std::span<const TrainSample> samples, const EncodeFn& encode,
                                    const NetConfig& net, InputLayout layout, bool pinned) {
   if (samples.empty()) return InvalidArgument("a training batch needs at least one sample");
+  if (!encode) return InvalidArgument("a training batch needs an encoder callback");
   TrainBatch batch;
   AZ_ASSIGN_OR_RETURN(batch.policy_target, DensePolicyTargets(samples, net.policy_size));
   AZ_ASSIGN_OR_RETURN(batch.wdl_target, WdlTargets(samples));

@@ -61,8 +61,8 @@ struct TrainBatch {
   torch::Tensor weight;         // [n] float32 importance weights
 };
 
-// Validates the samples (errors as above; an empty batch is INVALID_ARGUMENT), then fills the input
-// through `encode`.
+// Validates the samples (errors as above; an empty batch or an empty `encode` is INVALID_ARGUMENT),
+// then fills the input through `encode`.
 Result<TrainBatch> BuildTrainBatch(std::span<const TrainSample> samples, const EncodeFn& encode,
                                    const NetConfig& net, InputLayout layout, bool pinned = false);
 

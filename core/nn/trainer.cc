@@ -25,7 +25,6 @@ struct TrainerImpl {
   std::optional<DynamicLossScaler> scaler;
   double base_learning_rate = 0.0;
   TrainerCounters counters;
-  std::uint64_t model_version = 0;
 };
 
 namespace {

@@ -127,6 +127,8 @@ TEST(BatchTest, BuildTrainBatchAssemblesEverything) {
   EXPECT_EQ(batch->weight[3].item<float>(), 0.5f);
   EXPECT_EQ(BuildTrainBatch({}, set.Encoder(), c, InputLayout::kNhwc).status().code(),
             StatusCode::kInvalidArgument);
+  EXPECT_EQ(BuildTrainBatch(set.samples, EncodeFn(), c, InputLayout::kNhwc).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace
