@@ -74,6 +74,13 @@ Result<std::string> DefaultEndpoint(std::string_view run_dir, std::string_view s
   return std::string(kIpcPrefix) + "@az-" + hash + "-" + file;
 }
 
+Result<std::string> RunShmPrefix(std::string_view run_dir) {
+  AZ_ASSIGN_OR_RETURN(std::string dir, NormalizeRunDir(run_dir));
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(Fnv1a64(dir)));
+  return "az-" + std::string(hash);
+}
+
 std::optional<std::string> IpcPath(std::string_view endpoint) {
   if (!endpoint.starts_with(kIpcPrefix)) return std::nullopt;
   return std::string(endpoint.substr(kIpcPrefix.size()));

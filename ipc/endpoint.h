@@ -47,6 +47,12 @@ inline Result<std::string> EventsEndpoint(std::string_view run_dir, std::string_
   return DefaultEndpoint(run_dir, service, EndpointKind::kEvents);
 }
 
+// The shared-memory name prefix of a run, "az-<16 hex digits of FNV-1a(normalised run dir)>", for
+// shm::Scope::Prefix: every process of the run derives the same segment names (the sample ring, the
+// eval ring) from the run directory alone, and the segments live in /dev/shm (tmpfs) whatever disk
+// the run directory is on. INVALID_ARGUMENT for an empty run directory.
+Result<std::string> RunShmPrefix(std::string_view run_dir);
+
 // The socket path of an ipc:// endpoint ("@name" for the abstract namespace); nullopt for other
 // transports.
 std::optional<std::string> IpcPath(std::string_view endpoint);

@@ -40,6 +40,18 @@ TEST(IpcEndpointTest, RelativeRunDirectoryIsMadeAbsolute) {
   EXPECT_EQ(*endpoint, "ipc://" + dir.path() + "/run/replay.ctl");
 }
 
+TEST(IpcEndpointTest, ShmPrefixIsTheSameForEverySpellingOfARunDirectoryAndDiffersBetweenRuns) {
+  TempDir dir;
+  TempDir other;
+  Result<std::string> prefix = RunShmPrefix(dir.path());
+  ASSERT_TRUE(prefix.ok());
+  EXPECT_THAT(*prefix, StartsWith("az-"));
+  EXPECT_EQ(prefix->size(), 19u);
+  EXPECT_EQ(*RunShmPrefix(dir.path() + "/./"), *prefix);
+  EXPECT_NE(*RunShmPrefix(other.path()), *prefix);
+  EXPECT_FALSE(RunShmPrefix("").ok());
+}
+
 TEST(IpcEndpointTest, ServiceNamesAreChecked) {
   for (const char* good : {"replay", "selfplay-0", "gpu_eval", "a", "0abc"}) {
     EXPECT_TRUE(ValidateServiceName(good).ok()) << good;

@@ -1,0 +1,94 @@
+#pragma once
+
+// The replay daemon as an object: the prioritized replay store in its mapped file, served over the
+// ZeroMQ control plane, fed from the sample ring, with a rate limiter, periodic snapshots and
+// Prometheus metrics (docs/replay.md, "The daemon"). main.cc parses the configuration, calls Create
+// and Run; tests and benchmarks may do the same in process.
+//
+//   AZ_ASSIGN_OR_RETURN(auto app, ReplayApp::Create(config));
+//   return app->Run();   // until `shutdown`, Stop() (SIGTERM), or a fatal error
+//
+// Commands (docs/replay.md lists their arguments and replies): sample, update-priorities, insert,
+// read, snapshot, set, plus the built-in status, pause (stops ingesting from the ring), resume,
+// shutdown, commands.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/base/status.h"
+#include "core/replay/replay_store.h"
+#include "ipc/server.h"
+#include "services/replay/ingestor.h"
+#include "services/replay/rate_limiter.h"
+#include "services/replay/replay_config.h"
+#include "services/replay/replay_metrics.h"
+#include "services/replay/sampler.h"
+#include "services/replay/snapshotter.h"
+
+namespace az::replayd {
+
+class ReplayApp {
+ public:
+  // Opens (or creates) the store, restores a snapshot if asked, binds the control endpoint and the
+  // metrics port and opens the sample ring; nothing runs yet. `config` must have been finalised
+  // (FinalizeConfig). Errors say what is wrong and what to do: FAILED_PRECONDITION when the store
+  // file disagrees with the configuration (record size, capacity, alpha) or --restore targets a
+  // store that holds records; ALREADY_EXISTS when another daemon serves this run directory or holds
+  // the store; UNAVAILABLE for ports and files that cannot be opened; the errors of LoadSnapshot.
+  static Result<std::unique_ptr<ReplayApp>> Create(const ReplayConfig& config);
+
+  ReplayApp(const ReplayApp&) = delete;
+  ReplayApp& operator=(const ReplayApp&) = delete;
+  ~ReplayApp();
+
+  // Serves until `shutdown` or Stop(), then shuts down cleanly: stops taking from the ring (the
+  // record in hand is committed), answers waiting requests CANCELLED, finishes a snapshot in
+  // progress (and writes one if snapshot_on_exit), flushes the store to disk and closes it. Returns
+  // OK after a clean shutdown. Call once.
+  Status Run();
+  // Asks Run() to return. Thread-safe; may be called before Run().
+  void Stop();
+
+  // The bound control endpoint and metrics port (0 when metrics are off).
+  const std::string& endpoint() const;
+  int metrics_port() const;
+
+ private:
+  explicit ReplayApp(const ReplayConfig& config);
+  void RegisterCommands();
+  nlohmann::json StatusJson() const;
+  MetricsInput CollectMetrics() const;
+  void UpdateModelVersion(std::int64_t version);
+  std::string SnapshotMetadata() const;
+  void EventLoop();  // model events from the learner
+
+  // Handlers (replay_commands_server.cc).
+  void HandleSample(ipc::Request& request, ipc::Responder& responder);
+  Result<ipc::Reply> HandleUpdatePriorities(ipc::Request& request);
+  Result<ipc::Reply> HandleInsert(ipc::Request& request);
+  Result<ipc::Reply> HandleRead(ipc::Request& request);
+  void HandleSnapshot(ipc::Request& request, ipc::Responder& responder);
+  Result<ipc::Reply> HandleSet(ipc::Request& request);
+
+  ReplayConfig config_;
+  std::unique_ptr<replay::ReplayStore> store_;
+  std::unique_ptr<RateLimiter> limiter_;
+  std::unique_ptr<ReplayMetrics> metrics_;
+  std::unique_ptr<Sampler> sampler_;
+  std::unique_ptr<Snapshotter> snapshotter_;
+  std::unique_ptr<Ingestor> ingestor_;
+  std::unique_ptr<ipc::Server> server_;
+  nlohmann::json restored_;  // what --restore loaded, for status
+
+  std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> model_version_{-1};  // newest known; -1: none
+  std::atomic<std::uint64_t> inserted_control_{0};
+  std::atomic<std::uint64_t> rejected_control_{0};
+  std::thread events_thread_;
+};
+
+}  // namespace az::replayd

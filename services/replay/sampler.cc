@@ -1,0 +1,262 @@
+#include "services/replay/sampler.h"
+
+#include <cstring>
+
+#include "core/base/log.h"
+
+namespace az::replayd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MillisSince(Clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+}
+
+}  // namespace
+
+Sampler::Sampler(replay::ReplayStore& store, RateLimiter& limiter, const SamplerOptions& options,
+                 OnServed on_served)
+    : store_(store),
+      limiter_(limiter),
+      on_served_(std::move(on_served)),
+      server_rng_(options.seed),
+      worker_rng_(options.seed ^ 0x9e3779b97f4a7c15ULL),
+      options_(options) {}
+
+Sampler::~Sampler() { Stop(); }
+
+void Sampler::Start() {
+  std::lock_guard lock(mutex_);
+  if (worker_.joinable() || stop_) return;
+  worker_ = std::thread([this] { Loop(); });
+}
+
+void Sampler::Stop() {
+  std::deque<Waiting> waiting;
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+    waiting.swap(waiting_);
+    stats_.waiting = 0;
+  }
+  limiter_.Wake();
+  prefetch_done_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  for (Waiting& w : waiting) {
+    w.responder.Send(Cancelled("the replay daemon is shutting down"));
+  }
+}
+
+bool Sampler::SameShape(const SampleArgs& a, const SampleArgs& b) {
+  return a.batch == b.batch && a.beta == b.beta && a.with_records == b.with_records;
+}
+
+void Sampler::SetPrefetch(bool prefetch, std::chrono::milliseconds max_age) {
+  std::lock_guard lock(mutex_);
+  options_.prefetch = prefetch;
+  options_.prefetch_max_age = max_age;
+  if (!prefetch && prefetched_) {
+    prefetched_.reset();
+    ++stats_.prefetch_discards;
+  }
+}
+
+SamplerOptions Sampler::options() const {
+  std::lock_guard lock(mutex_);
+  return options_;
+}
+
+SamplerStats Sampler::Stats() const {
+  std::lock_guard lock(mutex_);
+  SamplerStats stats = stats_;
+  stats.waiting = waiting_.size();
+  return stats;
+}
+
+void Sampler::Submit(const SampleArgs& args, ipc::Responder responder) {
+  const Clock::time_point now = Clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_) {
+      responder.Send(Cancelled("the replay daemon is shutting down"));
+      return;
+    }
+    // Requests already waiting go first.
+    if (!waiting_.empty()) {
+      waiting_.push_back({args, std::move(responder), now, now + args.timeout});
+      ++stats_.waited;
+      limiter_.CountSampleWait();
+      limiter_.Wake();
+      return;
+    }
+  }
+  const Status allowed = limiter_.TryAcquireSample(args.batch, store_.Stats().size);
+  if (allowed.ok()) {
+    responder.Send(Serve(args, server_rng_, 0));
+    return;
+  }
+  if (allowed.code() != StatusCode::kUnavailable || args.timeout.count() <= 0) {
+    if (allowed.code() == StatusCode::kUnavailable) {
+      limiter_.CountSampleTimeout();
+      std::lock_guard lock(mutex_);
+      ++stats_.timeouts;
+    }
+    responder.Send(allowed.code() == StatusCode::kUnavailable
+                       ? DeadlineExceeded("rate limiter: " + allowed.message())
+                       : allowed);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    waiting_.push_back({args, std::move(responder), now, now + args.timeout});
+    ++stats_.waited;
+  }
+  limiter_.CountSampleWait();
+  limiter_.Wake();
+}
+
+Result<ipc::Reply> Sampler::Serve(const SampleArgs& args, replay::Rng& rng, double waited_ms) {
+  std::optional<DrawnBatch> batch = TakePrefetched(args);
+  const bool prefetched = batch.has_value();
+  if (!batch) {
+    Result<DrawnBatch> drawn = Draw(args, rng);
+    if (!drawn.ok()) {
+      limiter_.RefundSample(args.batch);
+      std::lock_guard lock(mutex_);
+      ++stats_.errors;
+      return drawn.status();
+    }
+    batch.emplace(std::move(drawn).value());
+  }
+  ipc::Reply reply;
+  reply.body = {
+      {"batch", args.batch},          {"beta", args.beta},   {"record_bytes", store_.record_size()},
+      {"records", args.with_records}, {"size", batch->size}, {"prefetched", prefetched},
+      {"waited_ms", waited_ms}};
+  if (on_served_) on_served_(*batch, reply.body);
+  reply.frames.push_back(std::move(batch->draws));
+  if (args.with_records) reply.frames.push_back(std::move(batch->records));
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.requests;
+    stats_.draws += args.batch;
+    stats_.last_beta = args.beta;
+    if (prefetched) ++stats_.prefetch_hits;
+    if (options_.prefetch) prefetch_wanted_ = args;
+  }
+  limiter_.Wake();  // the worker draws the next batch ahead
+  return reply;
+}
+
+Result<DrawnBatch> Sampler::Draw(const SampleArgs& args, replay::Rng& rng) {
+  DrawnBatch batch;
+  batch.args = args;
+  batch.draws = zmq::message_t(args.batch * sizeof(replay::SampledSlot));
+  const std::size_t record_bytes = args.with_records ? args.batch * store_.record_size() : 0;
+  batch.records = zmq::message_t(record_bytes);
+  std::span<replay::SampledSlot> draws(static_cast<replay::SampledSlot*>(batch.draws.data()),
+                                       args.batch);
+  std::span<std::byte> records(static_cast<std::byte*>(batch.records.data()), record_bytes);
+  AZ_RETURN_IF_ERROR(store_.Sample(args.beta, rng, draws, records));
+  batch.drawn_at = Clock::now();
+  batch.size = store_.Stats().size;
+  return batch;
+}
+
+std::optional<DrawnBatch> Sampler::TakePrefetched(const SampleArgs& args) {
+  std::unique_lock lock(mutex_);
+  // A prefetch of this shape being drawn now is nearly done: cheaper to wait than to draw again.
+  prefetch_done_.wait(lock,
+                      [&] { return stop_ || !prefetching_ || !SameShape(*prefetching_, args); });
+  if (!prefetched_) return std::nullopt;
+  std::optional<DrawnBatch> batch = std::move(prefetched_);
+  prefetched_.reset();
+  if (!SameShape(batch->args, args) || Clock::now() - batch->drawn_at > options_.prefetch_max_age) {
+    ++stats_.prefetch_discards;
+    return std::nullopt;
+  }
+  return batch;
+}
+
+void Sampler::Loop() {
+  while (true) {
+    const std::uint64_t seen = limiter_.version();
+    std::unique_lock lock(mutex_);
+    if (stop_) return;
+    Clock::time_point wake_at = Clock::now() + std::chrono::seconds(1);
+    bool progressed = false;
+    // Waiting requests, in order: serve the head when allowed, time out whoever is due.
+    while (!waiting_.empty()) {
+      Waiting& head = waiting_.front();
+      const Clock::time_point now = Clock::now();
+      lock.unlock();
+      const Status allowed = limiter_.TryAcquireSample(head.args.batch, store_.Stats().size);
+      lock.lock();
+      if (stop_) return;  // Stop() answers the queue
+      if (allowed.ok() || allowed.code() != StatusCode::kUnavailable || now >= head.deadline) {
+        Waiting done = std::move(waiting_.front());
+        waiting_.pop_front();
+        lock.unlock();
+        if (allowed.ok()) {
+          done.responder.Send(Serve(done.args, worker_rng_, MillisSince(done.since)));
+        } else if (allowed.code() != StatusCode::kUnavailable) {
+          done.responder.Send(allowed);
+        } else {
+          limiter_.CountSampleTimeout();
+          {
+            std::lock_guard count(mutex_);
+            ++stats_.timeouts;
+          }
+          done.responder.Send(DeadlineExceeded(
+              "rate limiter: waited " +
+              std::to_string(static_cast<long long>(MillisSince(done.since))) + " ms; " +
+              allowed.message() + "; limiter state " + limiter_.State().ToJson().dump()));
+        }
+        lock.lock();
+        progressed = true;
+        continue;
+      }
+      // The head must wait; later requests wait behind it, but may time out on their own.
+      for (auto it = waiting_.begin() + 1; it != waiting_.end();) {
+        if (now >= it->deadline) {
+          Waiting done = std::move(*it);
+          it = waiting_.erase(it);
+          ++stats_.timeouts;
+          limiter_.CountSampleTimeout();
+          done.responder.Send(DeadlineExceeded(
+              "rate limiter: waited " +
+              std::to_string(static_cast<long long>(MillisSince(done.since))) +
+              " ms behind earlier requests; limiter state " + limiter_.State().ToJson().dump()));
+        } else {
+          wake_at = std::min(wake_at, it->deadline);
+          ++it;
+        }
+      }
+      wake_at = std::min(wake_at, head.deadline);
+      break;
+    }
+    if (progressed) continue;
+    // Draw the next batch ahead of the learner.
+    if (waiting_.empty() && prefetch_wanted_ && options_.prefetch) {
+      const SampleArgs args = *prefetch_wanted_;
+      prefetch_wanted_.reset();
+      if (prefetched_) {
+        prefetched_.reset();
+        ++stats_.prefetch_discards;
+      }
+      prefetching_ = args;
+      lock.unlock();
+      Result<DrawnBatch> drawn = Draw(args, worker_rng_);
+      lock.lock();
+      prefetching_.reset();
+      if (drawn.ok()) prefetched_.emplace(std::move(drawn).value());
+      prefetch_done_.notify_all();
+      continue;
+    }
+    lock.unlock();
+    limiter_.WaitForChange(seen, wake_at);
+  }
+}
+
+}  // namespace az::replayd
