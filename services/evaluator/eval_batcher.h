@@ -1,0 +1,76 @@
+#pragma once
+
+// The evaluator's batching step: drains the request channel into one batch across all games and
+// all worker processes, runs the network on it and answers every request.
+//
+//   wait up to first_wait for the first request (so the caller's loop can notice shutdown and new
+//   models); then keep taking while requests keep arriving: each wait for more lasts at most
+//   `stall`, and the batch fires when one passes with nothing new, when it holds max_batch, or
+//   when it has been collecting for max_collect;
+//   validate each request (a bad one is answered kInvalidRequest, never evaluated);
+//   encode each record straight into the batch tensor (nn::Network's encoder callback), one
+//   Forward with the legal-move lists (priors = softmax over each position's legal moves);
+//   answer each request with its priors, WDL and the model version.
+//
+// Torch-free: the network is the nn::Network facade. Not thread-safe; the caller runs Step on one
+// thread and swaps the network's weights between steps.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "core/base/status.h"
+#include "core/nn/network.h"
+#include "services/common/game_kind.h"
+#include "shm/request_channel.h"
+
+namespace az::evaluator {
+
+struct BatchOptions {
+  int max_batch = 256;
+  std::chrono::microseconds stall{300};
+  std::chrono::microseconds max_collect{20000};
+  std::chrono::milliseconds first_wait{100};
+  // How long one answer may wait for room in a worker's response ring (a worker that stopped
+  // reading); after a timeout the batch's other answers to that worker are dropped, not waited for.
+  std::chrono::milliseconds respond_timeout{50};
+};
+
+struct BatchReport {
+  int taken = 0;      // requests taken from the channel (0: none came within first_wait)
+  int evaluated = 0;  // positions through the network
+  int invalid = 0;    // requests refused by validation
+  int answered = 0;   // responses written (stale ones dropped by the channel count as answered)
+  int response_timeouts = 0;  // answers dropped because a worker's response ring stayed full
+  Status forward_status;  // the network's error, when Forward failed (answered kEvaluationFailed)
+  std::uint64_t model_version = 0;
+  double collect_seconds = 0;  // from the first request to firing
+  double forward_seconds = 0;  // encoding + Forward
+  double respond_seconds = 0;
+};
+
+class EvalBatcher {
+ public:
+  virtual ~EvalBatcher() = default;
+  // One batch (see the top of this file). Blocks up to first_wait + max_collect + the network's
+  // time + the answers' time.
+  virtual BatchReport Step(nn::Network& network) = 0;
+  virtual shm::ChannelServerStats ChannelStats() const = 0;
+  virtual std::size_t ReclaimDead() = 0;
+};
+
+// A batcher for `game` over `server` (a channel of that game's record sizes, checked).
+// InvalidArgument for options out of range or a channel of other sizes.
+Result<std::unique_ptr<EvalBatcher>> CreateEvalBatcher(service::GameKind game,
+                                                       shm::RequestServer server,
+                                                       const BatchOptions& options);
+
+// Whether `net` takes `game`'s input and produces its policy (FailedPrecondition naming both
+// otherwise).
+Status CheckNetworkFitsGame(service::GameKind game, const nn::NetConfig& net);
+// The default network of `game` for a fresh start: ChessSmall or ConnectFour.
+nn::NetConfig DefaultNetConfig(service::GameKind game);
+// The input layout of `game`'s encoder.
+nn::InputLayout GameInputLayout(service::GameKind game);
+
+}  // namespace az::evaluator

@@ -1,0 +1,68 @@
+#pragma once
+
+// The configuration of az-evaluator: every flag, its default and its range, from the command line
+// or a config file (CLI11: `--config FILE`, TOML or INI, keys named as the long flags; unknown keys
+// are refused). deploy/config/evaluator.toml is a commented example with every key.
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/base/status.h"
+#include "services/common/game_kind.h"
+
+namespace az::evaluator {
+
+struct EvaluatorConfig {
+  // Where things live.
+  std::string run_dir;  // required: control socket, discovery record, shm scope
+  std::string service = "evaluator";
+  std::string endpoint;   // control endpoint; default ipc://<run-dir>/<service>.ctl
+  std::string shm_scope;  // eval channel scope; default derived from the run directory
+  std::string game = "chess";
+
+  // The network.
+  std::string model;  // weights file; empty: a freshly initialised default network (version 0)
+  std::string device = "auto";  // auto, cpu or cuda
+  int threads = 1;              // LibTorch intra-op threads
+  bool fp16 = true;             // fp16 autocast on CUDA (CPU is always fp32)
+  bool channels_last = true;
+  std::uint64_t seed = 0;  // initialisation of the fresh network
+
+  // Batching.
+  int max_batch = 256;
+  double stall_us = 300;       // fire when no request arrived for this long
+  double max_collect_ms = 20;  // fire after collecting for this long at most
+  double first_wait_ms = 100;  // longest wait for a batch's first request
+  double respond_timeout_ms = 50;
+
+  // The channel (used when this evaluator creates it; an existing one keeps its own).
+  std::uint32_t max_workers = 16;
+  std::uint64_t request_capacity = 4096;
+  std::uint64_t response_capacity = 1024;
+
+  // Models.
+  std::string model_events_from = "learner";  // empty: no hot swap from events
+
+  // Observability.
+  int metrics_port = 9103;  // 0: any free port; -1: no metrics
+  std::string metrics_bind = "0.0.0.0";
+  double log_interval = 10;  // seconds between rate lines; 0: none
+  std::string log_level = "info";
+
+  // Derived by FinalizeConfig.
+  service::GameKind game_kind = service::GameKind::kChess;
+};
+
+// Registers every option (and --config) on `app`, with ranges.
+void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& config);
+
+// Normalises the run directory and checks what single flags cannot (names, powers of two).
+// InvalidArgument naming the option.
+Status FinalizeConfig(EvaluatorConfig& config);
+
+// The effective configuration, for the startup log and `status`.
+nlohmann::json ConfigToJson(const EvaluatorConfig& config);
+
+}  // namespace az::evaluator
