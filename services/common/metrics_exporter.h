@@ -1,18 +1,27 @@
 #pragma once
 
-// The Prometheus /metrics endpoint of a service: a prometheus-cpp Exposer bound to
-// `bind:port` (port 0: any free port) serving one registry. Services build their metric families
-// on registry() in their own metrics file; nothing below the services sees prometheus-cpp.
+// The Prometheus /metrics endpoint of a service: a small HTTP/1.1 server on `bind:port` (port 0:
+// any free port) that answers `GET /metrics` with one registry in Prometheus' text format, on a
+// thread of its own. Services build their metric families on registry() in their own metrics
+// file; nothing below the services sees prometheus-cpp.
 //
-// (services/replay/replay_metrics.cc sets up its Exposer the same way; the two can merge.)
+// Why not prometheus-cpp's Exposer: it serves through civetweb, which starts its threads with a
+// fixed 100 KB stack, and glibc refuses (EINVAL) to start a thread whose stack is smaller than the
+// process's static TLS. A process that loads LibTorch maps ~290 libraries whose static TLS adds
+// up to more than that (OpenBLAS alone 60 KB, glog 30 KB), so the Exposer cannot start in the
+// evaluator (or the learner). This server needs one ordinary thread and prometheus-cpp's core.
+//
+// One connection at a time, `Connection: close`, requests read with a 2 s deadline: a scraper
+// every few seconds is the whole load. Anything but GET /metrics (or /) is answered 404 or 405.
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "core/base/status.h"
 
 namespace prometheus {
-class Exposer;
 class Registry;
 }  // namespace prometheus
 
@@ -20,9 +29,10 @@ namespace az::service {
 
 class MetricsExporter {
  public:
-  // Binds and starts serving (one civetweb thread). Unavailable when the address cannot be bound,
-  // with a message that names it and the flags that help.
+  // Binds, listens and starts serving. InvalidArgument for a bad address or port; Unavailable when
+  // it cannot be bound (the message names it and the flags that help).
   static Result<std::unique_ptr<MetricsExporter>> Start(const std::string& bind_address, int port);
+  // Stops serving (within 100 ms) and closes the socket.
   ~MetricsExporter();
   MetricsExporter(const MetricsExporter&) = delete;
   MetricsExporter& operator=(const MetricsExporter&) = delete;
@@ -30,12 +40,20 @@ class MetricsExporter {
   prometheus::Registry& registry() { return *registry_; }
   // The port actually bound.
   int port() const { return port_; }
+  // Scrapes answered so far.
+  std::uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }
 
  private:
   MetricsExporter() = default;
+  void Loop();
+  void Serve(int connection);
+
+  int listen_fd_ = -1;
   int port_ = 0;
   std::shared_ptr<prometheus::Registry> registry_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> scrapes_{0};
+  std::thread thread_;
 };
 
 }  // namespace az::service

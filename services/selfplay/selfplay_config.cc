@@ -1,0 +1,224 @@
+#include "services/selfplay/selfplay_config.h"
+
+#include <bit>
+#include <random>
+
+#include "ipc/endpoint.h"
+#include "services/common/service_util.h"
+#include "services/selfplay/selfplay_game.h"
+
+namespace az::selfplay {
+namespace {
+
+GameDefaults DefaultsFor(service::GameKind game) {
+  return game == service::GameKind::kChess ? SelfPlayGame<games::Chess>::kDefaults
+                                           : SelfPlayGame<games::ConnectFour>::kDefaults;
+}
+
+template <typename Duration>
+Duration FromSeconds(double seconds) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
+
+void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
+  app.set_config("--config", "", "read options from this TOML/INI file (keys as the long flags)");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+
+  app.add_option("--run-dir", c.run_dir, "the run directory (control socket, discovery, shm scope)")
+      ->required()
+      ->envname("AZ_RUN_DIR");
+  app.add_option("--service", c.service, "service name in the run directory (default: selfplay-W)");
+  app.add_option(
+      "--endpoint", c.endpoint,
+      "control endpoint (default: ipc://RUN_DIR/SERVICE.ctl; tcp://HOST:PORT on request)");
+  app.add_option("--shm-scope", c.shm_scope,
+                 "shared-memory scope of the eval channel and the sample ring, shm:PREFIX or "
+                 "dir:PATH (default: derived from the run directory)");
+  app.add_option("--game", c.game, "chess or connect4")
+      ->check(CLI::IsMember({"chess", "connect4"}))
+      ->capture_default_str();
+  app.add_option("--worker-id", c.worker_id,
+                 "this worker's id on the eval channel (unique per worker of a run)")
+      ->check(CLI::Range(0, 4095))
+      ->capture_default_str();
+
+  app.add_option("--games", c.games, "games played at once")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--simulations", c.simulations,
+                 "visits per move (0: the game's default, chess 100, connect4 64)")
+      ->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
+  app.add_option("--leaves-per-game", c.leaves_per_game,
+                 "leaves gathered from each game per round (1 or 2: no collisions)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--groups", c.groups,
+                 "groups of games taking turns with the evaluator (2: search one while the other "
+                 "is evaluated)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--max-games", c.max_games, "games to play, then exit; 0: until stopped")
+      ->capture_default_str();
+  app.add_option("--max-plies", c.max_plies,
+                 "a longer game is a draw (0: the game's default, chess 512, connect4 42)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--c-puct", c.c_puct, "PUCT exploration constant")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  app.add_option("--fpu-base", c.fpu_base,
+                 "dynamic first-play urgency: unvisited = Q_parent - fpu_base * (1 - P)")
+      ->check(CLI::Range(0.0f, 10.0f))
+      ->capture_default_str();
+  app.add_option("--risk-beta", c.risk_beta, "entropic risk: < 0 averse, > 0 seeking")
+      ->check(CLI::Range(-100.0f, 100.0f))
+      ->capture_default_str();
+  app.add_option("--virtual-loss", c.virtual_loss,
+                 "how a playout in flight counts: loss or parent-q (matters with >1 leaf a game)")
+      ->check(CLI::IsMember({"loss", "parent-q"}))
+      ->capture_default_str();
+  app.add_option("--dirichlet-alpha", c.dirichlet_alpha,
+                 "root noise concentration (0: the game's default, chess 0.3, connect4 1.0)")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  app.add_option("--dirichlet-epsilon", c.dirichlet_epsilon, "root noise weight")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  app.add_option("--temperature-plies", c.temperature_plies,
+                 "plies played with temperature, then the most visited move (-1: the game's "
+                 "default, chess 30, connect4 8)")
+      ->check(CLI::Range(-1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--temperature", c.temperature, "tau for those plies")
+      ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  app.add_option("--reuse-tree", c.reuse_tree, "keep the played move's subtree")
+      ->capture_default_str();
+  app.add_option("--seed", c.seed, "search seed (noise, temperature); 0: random, logged")
+      ->capture_default_str();
+
+  app.add_option("--eval-timeout", c.eval_timeout,
+                 "seconds without an eval answer before resubmitting (evaluator restarted)")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  app.add_option("--push-timeout", c.push_timeout,
+                 "seconds a sample push waits on a full ring before logging (it keeps waiting)")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  app.add_option("--connect-timeout", c.connect_timeout,
+                 "seconds to wait at start for the evaluator's channel; 0: for ever")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  app.add_option("--sample-ring-capacity", c.sample_ring_capacity,
+                 "slots of the sample ring when this worker creates it (a power of two)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
+      ->capture_default_str();
+
+  app.add_option("--metrics-port", c.metrics_port,
+                 "Prometheus /metrics port; default 9110 + worker id; 0: any free port; -1: off")
+      ->check(CLI::Range(-2, 65535));
+  app.add_option("--metrics-bind", c.metrics_bind, "address the metrics server binds")
+      ->capture_default_str();
+  app.add_option("--log-interval", c.log_interval, "seconds between rate log lines; 0: none")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--log-level", c.log_level, "debug, info, warning or error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
+      ->capture_default_str();
+}
+
+Status FinalizeConfig(SelfPlayConfig& c) {
+  if (c.run_dir.empty()) return InvalidArgument("--run-dir is required");
+  AZ_ASSIGN_OR_RETURN(c.run_dir, ipc::NormalizeRunDir(c.run_dir));
+  if (c.service.empty()) c.service = "selfplay-" + std::to_string(c.worker_id);
+  AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.service).WithContext("--service"));
+  AZ_ASSIGN_OR_RETURN(c.game_kind, service::ParseGameKind(c.game));
+  const GameDefaults defaults = DefaultsFor(c.game_kind);
+  if (c.simulations == 0) c.simulations = defaults.simulations;
+  if (c.max_plies == 0) c.max_plies = defaults.max_plies;
+  if (c.dirichlet_alpha == 0.0f) c.dirichlet_alpha = defaults.dirichlet_alpha;
+  if (c.temperature_plies < 0) c.temperature_plies = defaults.temperature_plies;
+  if (c.groups > c.games) {
+    return InvalidArgument("--groups " + std::to_string(c.groups) + " exceeds --games " +
+                           std::to_string(c.games));
+  }
+  if (!std::has_single_bit(c.sample_ring_capacity)) {
+    return InvalidArgument("--sample-ring-capacity must be a power of two, got " +
+                           std::to_string(c.sample_ring_capacity));
+  }
+  if (c.seed == 0) {
+    std::random_device device;
+    c.seed = (std::uint64_t{device()} << 32) | device();
+  }
+  if (c.metrics_port == -2) c.metrics_port = 9110 + static_cast<int>(c.worker_id);
+  if (c.metrics_port > 65535) return InvalidArgument("--metrics-port is beyond 65535");
+  AZ_RETURN_IF_ERROR(service::ParseLogLevel(c.log_level).status());
+  return ToEngineOptions(c).search.Validate().WithContext("search options");
+}
+
+EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
+  EngineOptions o;
+  o.games = c.games;
+  o.simulations = c.simulations;
+  o.leaves_per_game = c.leaves_per_game;
+  o.groups = c.groups;
+  o.max_games = c.max_games;
+  o.max_plies = c.max_plies;
+  o.search.c_puct = c.c_puct;
+  o.search.fpu_base = c.fpu_base;
+  o.search.risk_beta = c.risk_beta;
+  o.search.virtual_loss =
+      c.virtual_loss == "parent-q" ? mcts::VirtualLoss::kParentQ : mcts::VirtualLoss::kLoss;
+  o.search.root_noise = true;
+  o.search.dirichlet_alpha = c.dirichlet_alpha;
+  o.search.dirichlet_epsilon = c.dirichlet_epsilon;
+  o.search.max_batch = c.leaves_per_game;
+  o.search.reuse_tree = c.reuse_tree;
+  o.search.seed = c.seed;
+  o.temperature.moves = c.temperature_plies;
+  o.temperature.tau = c.temperature;
+  o.worker_id = c.worker_id;
+  o.eval_timeout = FromSeconds<std::chrono::milliseconds>(c.eval_timeout);
+  o.push_timeout = FromSeconds<std::chrono::milliseconds>(c.push_timeout);
+  if (o.eval_timeout.count() == 0) o.eval_timeout = std::chrono::milliseconds(1);
+  if (o.push_timeout.count() == 0) o.push_timeout = std::chrono::milliseconds(1);
+  return o;
+}
+
+nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
+  return {{"run_dir", c.run_dir},
+          {"service", c.service},
+          {"endpoint", c.endpoint},
+          {"shm_scope", c.shm_scope},
+          {"game", c.game},
+          {"worker_id", c.worker_id},
+          {"games", c.games},
+          {"simulations", c.simulations},
+          {"leaves_per_game", c.leaves_per_game},
+          {"groups", c.groups},
+          {"max_games", c.max_games},
+          {"max_plies", c.max_plies},
+          {"c_puct", c.c_puct},
+          {"fpu_base", c.fpu_base},
+          {"risk_beta", c.risk_beta},
+          {"virtual_loss", c.virtual_loss},
+          {"dirichlet_alpha", c.dirichlet_alpha},
+          {"dirichlet_epsilon", c.dirichlet_epsilon},
+          {"temperature_plies", c.temperature_plies},
+          {"temperature", c.temperature},
+          {"reuse_tree", c.reuse_tree},
+          {"seed", c.seed},
+          {"eval_timeout", c.eval_timeout},
+          {"push_timeout", c.push_timeout},
+          {"connect_timeout", c.connect_timeout},
+          {"sample_ring_capacity", c.sample_ring_capacity},
+          {"metrics_port", c.metrics_port},
+          {"metrics_bind", c.metrics_bind},
+          {"log_interval", c.log_interval},
+          {"log_level", c.log_level}};
+}
+
+}  // namespace az::selfplay

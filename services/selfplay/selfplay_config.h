@@ -1,0 +1,74 @@
+#pragma once
+
+// The configuration of az-selfplay: every flag, its default and its range, from the command line or
+// a config file (CLI11: `--config FILE`, TOML or INI, keys named as the long flags; unknown keys
+// are refused). deploy/config/selfplay.toml is a commented example with every key. Options whose
+// default depends on the game (simulations, temperature plies, Dirichlet alpha, max plies) take
+// the game's default when left unset (selfplay_game.h).
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/base/status.h"
+#include "services/common/game_kind.h"
+#include "services/selfplay/selfplay_engine.h"
+
+namespace az::selfplay {
+
+struct SelfPlayConfig {
+  // Where things live.
+  std::string run_dir;  // required
+  std::string service;  // default selfplay-<worker-id>
+  std::string endpoint;
+  std::string shm_scope;  // eval channel and sample ring scope; default derived from the run dir
+  std::string game = "chess";
+  std::uint32_t worker_id = 0;
+
+  // Games and search.
+  int games = 64;
+  int simulations = 0;  // 0: the game's default
+  int leaves_per_game = 1;
+  int groups = 2;
+  std::uint64_t max_games = 0;  // 0: play until stopped
+  int max_plies = 0;            // 0: the game's default
+  float c_puct = 1.5f;
+  float fpu_base = 1.0f;
+  float risk_beta = 0.0f;
+  std::string virtual_loss = "loss";
+  float dirichlet_alpha = 0.0f;  // 0: the game's default
+  float dirichlet_epsilon = 0.25f;
+  int temperature_plies = -1;  // -1: the game's default
+  float temperature = 1.0f;
+  bool reuse_tree = true;
+  std::uint64_t seed = 0;  // 0: a random seed, logged
+
+  // Transport.
+  double eval_timeout = 10;    // seconds without an answer before resubmitting
+  double push_timeout = 1;     // seconds a sample push waits before logging and retrying
+  double connect_timeout = 0;  // seconds to wait for the eval channel at start; 0: for ever
+  std::uint64_t sample_ring_capacity = 4096;  // used when this worker creates the ring
+
+  // Observability.
+  int metrics_port = -2;  // -2: 9110 + worker id; 0: any free port; -1: no metrics
+  std::string metrics_bind = "0.0.0.0";
+  double log_interval = 10;
+  std::string log_level = "info";
+
+  // Derived by FinalizeConfig.
+  service::GameKind game_kind = service::GameKind::kChess;
+};
+
+void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& config);
+
+// Fills the game defaults and the derived names, checks what single flags cannot. InvalidArgument
+// naming the option.
+Status FinalizeConfig(SelfPlayConfig& config);
+
+// The engine's options from a finalised configuration.
+EngineOptions ToEngineOptions(const SelfPlayConfig& config);
+
+nlohmann::json ConfigToJson(const SelfPlayConfig& config);
+
+}  // namespace az::selfplay
