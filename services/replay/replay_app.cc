@@ -239,7 +239,10 @@ Status ReplayApp::Run() {
     if (final_status.ok()) final_status = flushed;
   }
   if (metrics_) metrics_->Update(CollectMetrics());
-  server_.reset();  // flushes queued replies, marks the discovery record stopped
+  server_.reset();    // flushes queued replies, marks the discovery record stopped
+  ingestor_.reset();  // leaves the ring's process table
+  sampler_.reset();
+  snapshotter_.reset();
   const std::uint64_t records = store_->Stats().size;
   store_.reset();
   AZ_LOG(kInfo) << "stopped cleanly with " << records << " records in " << config_.store;

@@ -47,8 +47,10 @@ class ReplayApp {
 
   // Serves until `shutdown` or Stop(), then shuts down cleanly: stops taking from the ring (the
   // record in hand is committed), answers waiting requests CANCELLED, finishes a snapshot in
-  // progress (and writes one if snapshot_on_exit), flushes the store to disk and closes it. Returns
-  // OK after a clean shutdown. Call once.
+  // progress (and writes one if snapshot_on_exit), flushes the store to disk and closes it, and
+  // releases the endpoint and the ring. Only the metrics server is left for the destructor (it
+  // takes up to 2 s to stop: civetweb polls in 2-second quanta). Returns OK after a clean
+  // shutdown. Call once.
   Status Run();
   // Asks Run() to return. Thread-safe; may be called before Run().
   void Stop();
