@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -73,7 +74,7 @@ std::unique_ptr<Server> MakeServer(const TempDir& dir, Parked& parked) {
   return server;
 }
 
-TEST(DeferredReplyTest, AReplySentLaterFromAnotherThreadReachesTheClientWhileOthersAreServed) {
+TEST(IpcDeferredReplyTest, AReplySentLaterFromAnotherThreadReachesTheClientWhileOthersAreServed) {
   TempDir dir;
   Parked parked;
   std::unique_ptr<Server> server = MakeServer(dir, parked);
@@ -107,7 +108,7 @@ TEST(DeferredReplyTest, AReplySentLaterFromAnotherThreadReachesTheClientWhileOth
   EXPECT_EQ((*later)->frames[0].to_string(), "abc");
 }
 
-TEST(DeferredReplyTest, ErrorsDroppedRespondersAndForgottenRequestsAreAnswered) {
+TEST(IpcDeferredReplyTest, ErrorsDroppedRespondersAndForgottenRequestsAreAnswered) {
   TempDir dir;
   Parked parked;
   std::unique_ptr<Server> server = MakeServer(dir, parked);
@@ -156,14 +157,17 @@ TEST(DeferredReplyTest, ErrorsDroppedRespondersAndForgottenRequestsAreAnswered) 
   EXPECT_EQ(server->stats().request_errors_total, 4u);
 }
 
-TEST(DeferredReplyTest, ServeOnTheCallersThreadDeliversDeferredReplies) {
+TEST(IpcDeferredReplyTest, ServeOnTheCallersThreadDeliversDeferredReplies) {
   TempDir dir;
   Parked parked;
   std::unique_ptr<Server> server = MakeServer(dir, parked);
-  std::optional<Result<Reply>> later;
+  std::optional<Result<Reply>> later;  // read only after `answered` (or the join)
+  std::atomic<bool> answered{false};
+  const std::string endpoint = server->endpoint();
   std::thread waiter([&] {
-    Client client = MakeClient(server->endpoint());
+    Client client = MakeClient(endpoint);
     later.emplace(client.Call("later"));
+    answered.store(true, std::memory_order_release);
   });
   std::vector<Responder> responders;
   for (int i = 0; i < 2000 && responders.empty(); ++i) {
@@ -172,7 +176,7 @@ TEST(DeferredReplyTest, ServeOnTheCallersThreadDeliversDeferredReplies) {
   }
   ASSERT_EQ(responders.size(), 1u);
   responders[0].Send(Reply{{{"served", true}}, {}});
-  for (int i = 0; i < 2000 && !later.has_value(); ++i) {
+  for (int i = 0; i < 2000 && !answered.load(std::memory_order_acquire); ++i) {
     ASSERT_TRUE(server->Serve(std::chrono::milliseconds(10)).ok());
   }
   waiter.join();
@@ -181,13 +185,15 @@ TEST(DeferredReplyTest, ServeOnTheCallersThreadDeliversDeferredReplies) {
   EXPECT_EQ((*later)->body["served"], true);
 }
 
-TEST(DeferredReplyTest, AResponderThatOutlivesItsServerDropsTheReplyQuietly) {
+TEST(IpcDeferredReplyTest, AResponderThatOutlivesItsServerDropsTheReplyQuietly) {
   TempDir dir;
   Parked parked;
   std::unique_ptr<Server> server = MakeServer(dir, parked);
   ASSERT_TRUE(server->Start().ok());
+  // Copied before the thread starts: the main thread destroys the server while the client waits.
+  const std::string endpoint = server->endpoint();
   std::thread waiter([&] {
-    Result<Client> client = Client::Create({.endpoint = server->endpoint(),
+    Result<Client> client = Client::Create({.endpoint = endpoint,
                                             .attempt_timeout = std::chrono::milliseconds(500),
                                             .max_attempts = 1});
     AZ_CHECK(client.ok());
