@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/base/log.h"
+#include "core/nn/weights_file.h"
 #include "ipc/args.h"
 #include "ipc/endpoint.h"
 #include "services/common/eval_protocol.h"
@@ -43,7 +44,7 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
   const EvaluatorConfig& c = app->config_;
 
   // The network.
-  nn::RuntimeOptions runtime;
+  nn::RuntimeOptions& runtime = app->runtime_;
   runtime.device = ParseDevice(c.device);
   runtime.intra_op_threads = c.threads;
   runtime.channels_last = c.channels_last;
@@ -115,6 +116,9 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
     std::lock_guard<std::mutex> lock(app->status_mutex_);
     app->totals_.model_version = app->network_->model_version();
     app->model_path_shown_ = app->model_path_;
+    app->net_shown_ = app->network_->config().ToString();
+    app->device_shown_ = app->network_->DeviceName();
+    app->fp16_shown_ = app->network_->UsesFp16();
   }
   return app;
 }
@@ -187,7 +191,27 @@ void EvaluatorApp::Stop() {
 
 Status EvaluatorApp::LoadModel(const std::string& path, std::string_view why) {
   const std::uint64_t before = network_->model_version();
-  Status status = network_->LoadWeights(path);
+  // Same shapes: the weights are copied into the running network. Other shapes of the same game
+  // (the learner trains another size than the one this evaluator started with): a new network is
+  // built from the file and replaces this one. Either way a refused file changes nothing.
+  Status status;
+  Result<nn::WeightsFileInfo> info = nn::ReadWeightsFileInfo(path);
+  if (!info.ok()) {
+    status = info.status();
+  } else if (info->net == network_->config()) {
+    status = network_->LoadWeights(path);
+  } else if (Status fits = CheckNetworkFitsGame(config_.game_kind, info->net); !fits.ok()) {
+    status = fits.WithContext(path);
+  } else {
+    Result<std::unique_ptr<nn::Network>> rebuilt = nn::Network::FromFile(path, runtime_);
+    if (rebuilt.ok()) {
+      AZ_LOG(kInfo) << path << " holds a network of other shapes (" << info->net.ToString()
+                    << "); replacing the " << network_->config().ToString() << " network";
+      network_ = std::move(rebuilt).value();
+    } else {
+      status = rebuilt.status();
+    }
+  }
   std::lock_guard<std::mutex> lock(status_mutex_);
   if (!status.ok()) {
     ++counters_.model_load_failures;
@@ -198,6 +222,7 @@ Status EvaluatorApp::LoadModel(const std::string& path, std::string_view why) {
   ++counters_.model_loads;
   model_path_ = path;
   model_path_shown_ = path;
+  net_shown_ = network_->config().ToString();
   totals_.model_version = network_->model_version();
   AZ_LOG(kInfo) << "loaded " << path << " (" << why << "): model version " << before << " -> "
                 << network_->model_version();
@@ -248,6 +273,7 @@ void EvaluatorApp::Publish(const BatchReport* report) {
     counters_.requests += report->taken;
     counters_.positions += report->evaluated;
     counters_.invalid += report->invalid;
+    totals_.invalid_requests += report->invalid;
     counters_.forward_failures += report->forward_status.ok() ? 0 : 1;
     counters_.response_timeouts += report->response_timeouts;
   }
@@ -302,9 +328,9 @@ nlohmann::json EvaluatorApp::StatusJson() {
   return {{"game", config_.game},
           {"model_version", t.model_version},
           {"model_path", model_path_shown_},
-          {"device", network_->DeviceName()},
-          {"fp16", network_->UsesFp16()},
-          {"net", network_->config().ToString()},
+          {"device", device_shown_},
+          {"fp16", fp16_shown_},
+          {"net", net_shown_},
           {"channel", scope_ + "/" + channel_name_},
           {"max_batch", config_.max_batch},
           {"batches", c.batches},

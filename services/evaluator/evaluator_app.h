@@ -9,7 +9,8 @@
 //   return app->Run();   // until `shutdown`, Stop() (SIGTERM), or a fatal error
 //
 // Commands: load-model {"path": P} (loads P between batches and answers with the model version;
-// a refused file keeps the old weights and is answered with the loader's error), plus the built-in
+// a file of other shapes for the same game replaces the network; a refused file keeps the old
+// weights and is answered with the loader's error), plus the built-in
 // status, pause (stops taking requests; they wait in the ring), resume, shutdown, commands.
 
 #include <atomic>
@@ -85,6 +86,7 @@ class EvaluatorApp {
   EvaluatorConfig config_;
   std::string channel_name_;
   std::string scope_;
+  nn::RuntimeOptions runtime_;
   std::unique_ptr<nn::Network> network_;
   std::string model_path_;  // the file the weights came from; empty for a fresh network
   std::unique_ptr<EvalBatcher> batcher_;
@@ -102,6 +104,9 @@ class EvaluatorApp {
   Counters counters_;
   EvaluatorTotals totals_;
   std::string model_path_shown_;
+  std::string net_shown_;
+  std::string device_shown_;
+  bool fp16_shown_ = false;
 
   // The loop's own.
   Counters logged_;
