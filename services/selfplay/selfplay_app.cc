@@ -108,7 +108,7 @@ Status SelfPlayApp::Run() {
   service::LogEffectiveConfig(ConfigToJson(config_));
   {
     std::lock_guard<std::mutex> lock(status_mutex_);
-    state_ = "connecting";
+    phase_ = "connecting";
   }
   Result<shm::RequestClient> client = Connect();
   if (!client.ok()) {
@@ -136,7 +136,7 @@ Status SelfPlayApp::Run() {
                                           : std::string());
   {
     std::lock_guard<std::mutex> lock(status_mutex_);
-    state_ = "playing";
+    phase_ = "playing";
   }
   last_log_ = last_publish_ = Clock::now();
   Status result;
@@ -201,7 +201,7 @@ nlohmann::json SelfPlayApp::StatusJson() {
   const EngineCounters& c = counters_;
   return {{"game", config_.game},
           {"worker_id", config_.worker_id},
-          {"state", state_},
+          {"phase", phase_},
           {"games_at_once", config_.games},
           {"simulations", config_.simulations},
           {"games_finished", c.games_finished},

@@ -70,7 +70,7 @@ class SelfPlayApp {
 
   // Written by the loop, read by `status` on the server's thread.
   std::mutex status_mutex_;
-  std::string state_ = "starting";
+  std::string phase_ = "starting";
   EngineCounters counters_;
   shm::ChannelClientStats channel_;
   shm::RingStats ring_;

@@ -10,7 +10,6 @@
 #include <optional>
 #include <random>
 #include <vector>
-#include <zmq.hpp>
 
 #include "core/chess/game.h"
 #include "core/chess/movegen.h"
@@ -397,26 +396,12 @@ TEST(EvaluatorServiceTest, MalformedControlRequestsGetErrorRepliesAndServingGoes
   EXPECT_EQ(code_of({{"cmd", "load-model"}}), StatusCode::kInvalidArgument);
   EXPECT_EQ(code_of({{"cmd", "load-model"}, {"path", 12}}), StatusCode::kInvalidArgument);
   EXPECT_EQ(code_of({{"cmd", "load-model"}, {"path", ""}}), StatusCode::kInvalidArgument);
-  // Bytes that are not JSON at all, on a raw socket.
-  zmq::context_t context;
-  zmq::socket_t raw(context, zmq::socket_type::dealer);
-  raw.set(zmq::sockopt::linger, 0);
-  raw.connect(*ipc::ControlEndpoint(run.path(), "evaluator"));
-  raw.send(zmq::message_t(), zmq::send_flags::sndmore);
-  raw.send(zmq::buffer(std::string_view("{not json")), zmq::send_flags::none);
-  zmq::pollitem_t item{raw.handle(), 0, ZMQ_POLLIN, 0};
-  ASSERT_EQ(zmq::poll(&item, 1, milliseconds(5000)), 1);
-  std::vector<zmq::message_t> parts;
-  for (;;) {
-    zmq::message_t part;
-    ASSERT_TRUE(raw.recv(part));
-    const bool more = part.more();
-    parts.push_back(std::move(part));
-    if (!more) break;
+  // Bytes that are not JSON at all, and JSON that is not a request, on a raw socket.
+  for (std::string_view bytes : {"{not json", "[1, 2]", "{\"cmd\": 5}"}) {
+    const nlohmann::json error = RawRequest(run, "evaluator", bytes);
+    EXPECT_EQ(error["ok"], false) << bytes;
+    EXPECT_EQ(error["error"]["code"], "INVALID_ARGUMENT") << bytes;
   }
-  const nlohmann::json error = nlohmann::json::parse(parts.back().to_string());
-  EXPECT_EQ(error["ok"], false);
-  EXPECT_EQ(error["error"]["code"], "INVALID_ARGUMENT");
   // Still serving both the control socket and the channel.
   EXPECT_TRUE(control.Call("status").ok());
   shm::RequestClient client = AttachWorker<ConnectFour>(run, 0);

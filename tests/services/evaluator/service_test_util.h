@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include <zmq.hpp>
 
 #include "core/nn/net_config.h"
 #include "core/nn/network.h"
@@ -104,6 +105,29 @@ inline nlohmann::json WaitForStatus(const RunDir& run, const std::string& servic
       },
       limit);
   return body;
+}
+
+// Sends `bytes` as the one frame of a request on a raw DEALER socket (so nothing checks it on the
+// way) and returns the reply's JSON; null when no reply came in 5 s.
+inline nlohmann::json RawRequest(const RunDir& run, const std::string& service,
+                                 std::string_view bytes) {
+  zmq::context_t context;
+  zmq::socket_t socket(context, zmq::socket_type::dealer);
+  socket.set(zmq::sockopt::linger, 0);
+  socket.connect(*ipc::ControlEndpoint(run.path(), service));
+  socket.send(zmq::message_t(), zmq::send_flags::sndmore);
+  socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+  zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+  if (zmq::poll(&item, 1, std::chrono::milliseconds(5000)) != 1) return nullptr;
+  std::vector<zmq::message_t> parts;
+  for (;;) {
+    zmq::message_t part;
+    if (!socket.recv(part)) return nullptr;
+    const bool more = part.more();
+    parts.push_back(std::move(part));
+    if (!more) break;
+  }
+  return nlohmann::json::parse(parts.back().to_string(), nullptr, false);
 }
 
 // 1 block x 8 filters: loads and runs in milliseconds.
