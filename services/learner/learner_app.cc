@@ -1,0 +1,579 @@
+#include "services/learner/learner_app.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include "core/base/log.h"
+#include "services/common/service_util.h"
+
+namespace az::learner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000)));
+}
+
+// How often a condition that lasts (waiting for the replay daemon, malformed records) is logged.
+constexpr double kRepeatLogSeconds = 10;
+// LibTorch failing on this many batches in a row is not a bad batch: it is the learner.
+constexpr int kMaxTrainErrorsInARow = 10;
+
+Result<nn::DeviceChoice> ParseDevice(const std::string& device) {
+  if (device == "auto") return nn::DeviceChoice::kAuto;
+  if (device == "cpu") return nn::DeviceChoice::kCpu;
+  if (device == "cuda") return nn::DeviceChoice::kCuda;
+  return InvalidArgument("--device must be auto, cpu or cuda, got " + device);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& config) {
+  std::unique_ptr<LearnerApp> app(new LearnerApp(config));
+  const LearnerConfig& c = app->config_;
+  service::LogEffectiveConfig(ConfigToJson(c));
+
+  app->decoder_ = BatchDecoder::Create(c.game_kind);
+  AZ_CHECK(app->decoder_->Fits(c.net_config), "FinalizeConfig picks the game's network");
+  AZ_ASSIGN_OR_RETURN(replay::BetaSchedule beta, replay::BetaSchedule::Create(c.beta));
+  app->beta_ = beta;
+
+  // The metrics port first, so the discovery record the server writes names the bound port.
+  if (c.metrics_port >= 0) {
+    AZ_ASSIGN_OR_RETURN(app->exporter_,
+                        service::MetricsExporter::Start(c.metrics_bind, c.metrics_port));
+    app->metrics_ = std::make_unique<LearnerMetrics>(app->exporter_->registry());
+  }
+  // The control server holds the run directory's instance lock for this service name: taken
+  // before anything touches the checkpoints, so two learners never train from the same ones.
+  LearnerApp* self = app.get();
+  AZ_ASSIGN_OR_RETURN(app->server_,
+                      ipc::Server::Create({.service = c.service,
+                                           .run_dir = c.run_dir,
+                                           .endpoint = c.endpoint,
+                                           .events_endpoint = c.events_endpoint,
+                                           .metrics_port = app->metrics_port(),
+                                           .status = [self] { return self->StatusJson(); }}));
+  app->RegisterCommands();
+
+  AZ_ASSIGN_OR_RETURN(nn::DeviceChoice device, ParseDevice(c.device));
+  nn::TrainerOptions options;
+  options.net = c.net_config;
+  options.runtime.device = device;
+  options.runtime.intra_op_threads = c.threads;
+  options.runtime.channels_last = c.channels_last;
+  options.runtime.cuda_fp16 = c.fp16;
+  options.runtime.input_layout = app->decoder_->input_layout();
+  options.runtime.seed = c.seed;
+  options.learning_rate = c.lr;
+  options.warmup_steps = c.warmup_steps;
+  options.weight_decay = c.weight_decay;
+  options.decoupled_weight_decay = c.decoupled_weight_decay;
+  options.value_loss_weight = c.value_loss_weight;
+  options.max_grad_norm = c.max_grad_norm;
+  AZ_ASSIGN_OR_RETURN(app->trainer_, nn::Trainer::Create(options));
+  AZ_LOG(kInfo) << "network " << c.net_config.ToString() << " on " << app->trainer_->DeviceName()
+                << (app->trainer_->UsesLossScaling() ? " (fp16, loss scaling)" : "");
+
+  AZ_ASSIGN_OR_RETURN(CheckpointDir checkpoints,
+                      CheckpointDir::Open(c.checkpoint_dir, c.checkpoint_keep));
+  app->checkpoints_ = std::move(checkpoints);
+  AZ_RETURN_IF_ERROR(app->Restore());
+
+  AZ_ASSIGN_OR_RETURN(app->publisher_, ModelPublisher::Create({.run_dir = c.run_dir,
+                                                               .service = c.service,
+                                                               .events_endpoint = c.events_endpoint,
+                                                               .model_dir = c.model_dir,
+                                                               .keep = c.model_keep}));
+  if (std::optional<std::uint64_t> latest = app->publisher_->LatestVersion()) {
+    app->model_version_ = std::max(app->model_version_, static_cast<std::int64_t>(*latest));
+  }
+
+  AZ_ASSIGN_OR_RETURN(replayd::ReplayClient replay,
+                      replayd::ReplayClient::Create({.run_dir = c.run_dir,
+                                                     .endpoint = c.replay_endpoint,
+                                                     .service = c.replay_service,
+                                                     .attempt_timeout = Millis(c.replay_timeout),
+                                                     .max_attempts = 1}));
+  app->replay_.emplace(std::move(replay));
+
+  const std::uint64_t step = app->trainer_->counters().steps;
+  if (app->metrics_) {
+    app->metrics_->SetRestored(step, app->model_version_ < 0 ? 0 : app->model_version_);
+    app->metrics_->SetBeta(app->beta_->At(step, 0));
+  }
+  {
+    std::lock_guard lock(app->status_mutex_);
+    app->snapshot_.step = step;
+    app->snapshot_.model_version = app->model_version_;
+    app->snapshot_.beta = app->beta_->At(step, 0);
+    app->snapshot_.learning_rate = c.lr;
+  }
+  return app;
+}
+
+LearnerApp::~LearnerApp() {
+  // The server first: its thread calls StatusJson, which reads the rest.
+  server_.reset();
+}
+
+Status LearnerApp::Restore() {
+  const std::vector<CheckpointFile> existing = checkpoints_->List();
+  if (!config_.resume) {
+    if (!existing.empty()) {
+      return FailedPrecondition("--no-resume, but " + checkpoints_->dir() + " holds " +
+                                std::to_string(existing.size()) + " checkpoint(s) (newest " +
+                                existing.front().path +
+                                "): resume from them (--resume), or move them away to start over");
+    }
+    return Status::Ok();
+  }
+  AZ_ASSIGN_OR_RETURN(std::optional<ResumeInfo> resumed, checkpoints_->RestoreNewest(*trainer_));
+  if (!resumed) {
+    AZ_LOG(kInfo) << "no checkpoint in " << checkpoints_->dir()
+                  << ": starting from a fresh network";
+    return Status::Ok();
+  }
+  for (const std::string& refused : resumed->refused) {
+    AZ_LOG(kWarning) << "fell back past " << refused << " (renamed to .corrupt)";
+  }
+  AZ_LOG(kInfo) << "resumed from " << resumed->path << " at step " << resumed->step << ", model "
+                << resumed->model_version;
+  model_version_ = static_cast<std::int64_t>(resumed->model_version);
+  checkpointed_step_ = resumed->step;
+  has_checkpoint_ = true;
+  std::lock_guard lock(status_mutex_);
+  snapshot_.resumed_from = resumed->path;
+  snapshot_.checkpoint_path = resumed->path;
+  snapshot_.checkpoint_step = resumed->step;
+  return Status::Ok();
+}
+
+void LearnerApp::RegisterCommands() {
+  server_->RegisterDeferred(
+      "checkpoint",
+      [this](ipc::Request&, ipc::Responder& responder) {
+        // The training loop owns the trainer: it writes the checkpoint between steps and answers.
+        std::lock_guard lock(checkpoint_mutex_);
+        checkpoint_requests_.push_back(std::move(responder));
+      },
+      "write a checkpoint (model + optimizer + step) now; answers with its path and step once it "
+      "is on disk");
+}
+
+void LearnerApp::Stop() {
+  stop_.store(true, std::memory_order_release);
+  if (server_) server_->RequestShutdown();
+}
+
+nlohmann::json LearnerApp::StatusJson() {
+  Snapshot s;
+  {
+    std::lock_guard lock(status_mutex_);
+    s = snapshot_;
+  }
+  return {{"game", config_.game},
+          {"net", config_.net_config.ToString()},
+          {"device", trainer_ ? trainer_->DeviceName() : ""},
+          {"activity", s.activity},
+          {"step", s.step},
+          {"max_steps", config_.max_steps},
+          {"batch", config_.batch},
+          {"beta", s.beta},
+          {"lr", s.learning_rate},
+          {"loss", s.loss},
+          {"policy_loss", s.policy_loss},
+          {"value_loss", s.value_loss},
+          {"grad_norm", s.grad_norm},
+          {"samples_per_second", s.samples_per_second},
+          {"samples_trained", s.samples_trained},
+          {"samples_drawn", s.samples_drawn},
+          {"malformed_samples", s.malformed},
+          {"skipped_nonfinite", s.skipped_nonfinite},
+          {"skipped_other", s.skipped_other},
+          {"rollbacks", s.rollbacks},
+          {"priority_updates_applied", s.priority_updates_applied},
+          {"priority_updates_stale", s.priority_updates_stale},
+          {"model_version", s.model_version},
+          {"model_path", s.model_path},
+          {"checkpoint_path", s.checkpoint_path},
+          {"checkpoint_step", s.checkpoint_step},
+          {"resumed_from", s.resumed_from},
+          {"last_error", s.last_error},
+          {"events_endpoint", config_.events_endpoint}};
+}
+
+Status LearnerApp::Run() {
+  AZ_RETURN_IF_ERROR(server_->Start());
+  AZ_LOG(kInfo) << "serving on " << server_->endpoint() << ", publishing models on "
+                << publisher_->endpoint() << (exporter_ ? ", metrics on port " : "")
+                << (exporter_ ? std::to_string(exporter_->port()) : std::string());
+  if (model_version_ < 0) {
+    // Every service then plays the network the learner starts from, and the arena has a baseline.
+    AZ_RETURN_IF_ERROR(PublishModel());
+  }
+  last_log_ = Clock::now();
+  step_at_last_log_ = trainer_->counters().steps;
+  Status status;
+  while (!stop_.load(std::memory_order_acquire) && !server_->shutdown_requested()) {
+    ServeCheckpointRequests();
+    const std::uint64_t step = trainer_->counters().steps;
+    if (config_.max_steps > 0 && step >= config_.max_steps) {
+      AZ_LOG(kInfo) << "reached --max-steps " << config_.max_steps;
+      break;
+    }
+    if (server_->paused()) {
+      {
+        std::lock_guard lock(status_mutex_);
+        snapshot_.activity = "paused";
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    Result<bool> stepped = Step();
+    if (!stepped.ok()) {
+      status = stepped.status();
+      break;
+    }
+    if (*stepped) {
+      const std::uint64_t now = trainer_->counters().steps;
+      if (now % config_.publish_every == 0) {
+        status = PublishModel();
+        if (!status.ok()) break;
+      }
+      if (config_.checkpoint_every > 0 && now % config_.checkpoint_every == 0) {
+        Result<std::string> written = WriteCheckpoint("periodic");
+        if (!written.ok()) {
+          status = written.status();
+          break;
+        }
+      }
+    }
+    LogProgress(false);
+  }
+  {
+    std::lock_guard lock(status_mutex_);
+    snapshot_.activity = "stopping";
+  }
+  // The final checkpoint: a restart continues from exactly here.
+  if (!has_checkpoint_ || checkpointed_step_ != trainer_->counters().steps) {
+    Result<std::string> written = WriteCheckpoint("shutdown");
+    if (status.ok() && !written.ok()) status = written.status();
+  }
+  ServeCheckpointRequests();
+  LogProgress(true);
+  if (!status.ok()) {
+    std::lock_guard lock(status_mutex_);
+    snapshot_.last_error = status.ToString();
+  }
+  AZ_LOG(kInfo) << "stopped at step " << trainer_->counters().steps << ", model " << model_version_;
+  return status;
+}
+
+Result<bool> LearnerApp::Step() {
+  const std::uint64_t step = trainer_->counters().steps;
+  const double beta = beta_->At(step, samples_drawn_);
+  const Clock::time_point start = Clock::now();
+  replayd::SampleRequest request{.batch = config_.batch,
+                                 .beta = beta,
+                                 .timeout = Millis(config_.sample_timeout),
+                                 .with_records = true};
+  if (model_version_ >= 0) request.model_version = model_version_;
+  Result<replayd::SampledBatch> batch = replay_->Sample(request);
+  if (!batch.ok()) {
+    OnReplayUnavailable(batch.status());
+    return false;
+  }
+  const std::size_t n = batch->size();
+  weights_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) weights_[i] = batch->draws()[i].weight;
+  if (Status decoded =
+          decoder_->Decode(batch->records(), batch->record_bytes(), weights_, decoded_);
+      !decoded.ok()) {
+    // The daemon holds another game's records: nothing to train on until that is fixed.
+    OnReplayUnavailable(decoded);
+    return false;
+  }
+  if (waiting_) {
+    AZ_LOG(kInfo) << "the replay daemon serves batches again after " << std::fixed
+                  << std::setprecision(1) << SecondsSince(wait_started_) << " s";
+    waiting_ = false;
+    if (metrics_) metrics_->SetWaiting(false);
+  }
+  samples_drawn_ += n;
+  const double sample_seconds = SecondsSince(start);
+
+  const std::size_t dropped = decoded_.dropped.size();
+  if (dropped > 0) {
+    if (metrics_) metrics_->CountMalformed(dropped);
+    AZ_LOG(kWarning) << dropped << " of " << n << " sampled records are malformed and were "
+                     << "dropped; the first: record " << decoded_.dropped.front().index << " (slot "
+                     << batch->draws()[decoded_.dropped.front().index].slot
+                     << "): " << decoded_.dropped.front().why.ToString();
+  }
+  {
+    std::lock_guard lock(status_mutex_);
+    snapshot_.samples_drawn = samples_drawn_;
+    snapshot_.malformed += dropped;
+  }
+
+  const replay::SampledSlot* draws = batch->draws().data();
+  if (decoded_.samples.empty()) {
+    if (metrics_) metrics_->CountSkipped(SkipKind::kNoValidSamples);
+    SendPriorities(draws, n, {});
+    std::lock_guard lock(status_mutex_);
+    ++snapshot_.skipped_other;
+    return false;
+  }
+
+  const Clock::time_point train_start = Clock::now();
+  {
+    std::lock_guard lock(status_mutex_);
+    snapshot_.activity = "training";
+  }
+  Result<nn::TrainStepResult> trained = trainer_->TrainStep(decoded_.samples, decoder_->Encoder());
+  if (!trained.ok()) {
+    if (metrics_) metrics_->CountSkipped(SkipKind::kTrainError);
+    AZ_LOG(kError) << "training step failed: " << trained.status().ToString();
+    SendPriorities(draws, n, {});
+    {
+      std::lock_guard lock(status_mutex_);
+      ++snapshot_.skipped_other;
+      snapshot_.last_error = trained.status().ToString();
+    }
+    if (trained.status().code() != StatusCode::kInvalidArgument &&
+        ++train_errors_in_a_row_ >= kMaxTrainErrorsInARow) {
+      return trained.status().WithContext(std::to_string(train_errors_in_a_row_) +
+                                          " training steps in a row failed");
+    }
+    return false;
+  }
+  train_errors_in_a_row_ = 0;
+  const nn::TrainStepStats& stats = trained->stats;
+  if (stats.skipped != nn::SkipReason::kNone) {
+    const SkipKind kind = stats.skipped == nn::SkipReason::kNonFiniteLoss
+                              ? SkipKind::kNonFiniteLoss
+                              : SkipKind::kNonFiniteGradient;
+    if (metrics_) metrics_->CountSkipped(kind);
+    ++skipped_in_a_row_;
+    AZ_LOG(kWarning) << "batch skipped at step " << step << ": " << SkipKindName(kind) << " (loss "
+                     << stats.loss << ", grad norm " << stats.grad_norm << "; " << skipped_in_a_row_
+                     << " in a row)";
+    // Its losses are not priorities: only the malformed records are demoted.
+    SendPriorities(draws, n, {});
+    {
+      std::lock_guard lock(status_mutex_);
+      ++snapshot_.skipped_nonfinite;
+    }
+    AZ_RETURN_IF_ERROR(MaybeRollback());
+    return false;
+  }
+  skipped_in_a_row_ = 0;
+  const double train_seconds = SecondsSince(train_start);
+  SendPriorities(draws, n, trained->loss);
+
+  staleness_.clear();
+  if (model_version_ >= 0) {
+    for (std::uint32_t version : decoded_.model_version) {
+      staleness_.push_back(std::max<double>(0, static_cast<double>(model_version_) - version));
+    }
+  }
+  const double next_beta = beta_->At(stats.step, samples_drawn_);
+  if (metrics_) {
+    metrics_->ObserveStep({.step = stats.step,
+                           .loss = stats.loss,
+                           .policy_loss = stats.policy_loss,
+                           .value_loss = stats.value_loss,
+                           .grad_norm = stats.grad_norm,
+                           .learning_rate = stats.learning_rate,
+                           .beta = beta,
+                           .samples = decoded_.samples.size(),
+                           .sample_seconds = sample_seconds,
+                           .train_seconds = train_seconds,
+                           .staleness = staleness_});
+    metrics_->SetBeta(next_beta);
+  }
+  std::lock_guard lock(status_mutex_);
+  snapshot_.activity = "training";
+  snapshot_.step = stats.step;
+  snapshot_.beta = next_beta;
+  snapshot_.learning_rate = stats.learning_rate;
+  snapshot_.loss = stats.loss;
+  snapshot_.policy_loss = stats.policy_loss;
+  snapshot_.value_loss = stats.value_loss;
+  snapshot_.grad_norm = stats.grad_norm;
+  snapshot_.samples_trained += decoded_.samples.size();
+  return true;
+}
+
+void LearnerApp::OnReplayUnavailable(const Status& status) {
+  const Clock::time_point now = Clock::now();
+  if (!waiting_) {
+    waiting_ = true;
+    wait_started_ = now;
+    wait_logged_ = now;
+    if (metrics_) metrics_->SetWaiting(true);
+    AZ_LOG(kInfo) << "waiting for the replay daemon to serve a batch of " << config_.batch << ": "
+                  << status.ToString();
+  } else if (std::chrono::duration<double>(now - wait_logged_).count() >= kRepeatLogSeconds) {
+    wait_logged_ = now;
+    AZ_LOG(kInfo) << "still waiting for the replay daemon (" << std::fixed << std::setprecision(0)
+                  << SecondsSince(wait_started_) << " s): " << status.ToString();
+  }
+  {
+    std::lock_guard lock(status_mutex_);
+    snapshot_.activity = "waiting for replay: " + status.ToString();
+  }
+  // Errors that come back at once (the daemon refuses the batch, shuts down, holds another game's
+  // records) would spin: pause a little, in slices, so that a stop is still noticed quickly.
+  const StatusCode code = status.code();
+  if (code != StatusCode::kDeadlineExceeded) {
+    for (int i = 0;
+         i < 10 && !stop_.load(std::memory_order_acquire) && !server_->shutdown_requested(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+void LearnerApp::SendPriorities(const replay::SampledSlot* draws, std::size_t n,
+                                const std::vector<float>& losses) {
+  updates_.clear();
+  // Malformed records get the lowest priority (loss 0: epsilon^alpha), so they are rarely drawn
+  // again until self-play overwrites them.
+  for (const DroppedRecord& dropped : decoded_.dropped) {
+    updates_.push_back({draws[dropped.index].slot, draws[dropped.index].generation, 0.0});
+  }
+  if (!losses.empty()) {
+    for (std::size_t k = 0; k < decoded_.source.size(); ++k) {
+      const replay::SampledSlot& draw = draws[decoded_.source[k]];
+      updates_.push_back({draw.slot, draw.generation, static_cast<double>(losses[k])});
+    }
+  }
+  (void)n;
+  if (updates_.empty()) return;
+  Result<replay::UpdateCounts> counts = replay_->UpdatePriorities(updates_);
+  if (!counts.ok()) {
+    // Priorities are advice: a lost update leaves the old priority, and training goes on.
+    if (metrics_) metrics_->CountPriorityFailure();
+    AZ_LOG(kDebug) << "priority update failed: " << counts.status().ToString();
+    return;
+  }
+  if (metrics_) metrics_->CountPriorityUpdates(counts->applied, counts->stale, counts->rejected);
+  std::lock_guard lock(status_mutex_);
+  snapshot_.priority_updates_applied += counts->applied;
+  snapshot_.priority_updates_stale += counts->stale;
+}
+
+Status LearnerApp::MaybeRollback() {
+  if (config_.rollback_after_skips <= 0 || skipped_in_a_row_ < config_.rollback_after_skips) {
+    return Status::Ok();
+  }
+  skipped_in_a_row_ = 0;
+  AZ_ASSIGN_OR_RETURN(std::optional<ResumeInfo> restored, checkpoints_->RestoreNewest(*trainer_));
+  if (!restored) {
+    AZ_LOG(kError) << config_.rollback_after_skips
+                   << " non-finite batches in a row and no checkpoint to roll back to; going on";
+    return Status::Ok();
+  }
+  AZ_LOG(kWarning) << config_.rollback_after_skips
+                   << " non-finite batches in a row: rolled back to " << restored->path << " (step "
+                   << restored->step << ")";
+  checkpointed_step_ = restored->step;
+  if (metrics_) metrics_->CountRollback();
+  std::lock_guard lock(status_mutex_);
+  ++snapshot_.rollbacks;
+  snapshot_.step = restored->step;
+  return Status::Ok();
+}
+
+Status LearnerApp::PublishModel() {
+  const std::uint64_t version =
+      model_version_ < 0 ? 0 : static_cast<std::uint64_t>(model_version_) + 1;
+  AZ_ASSIGN_OR_RETURN(ipc::ModelPublished model, publisher_->Publish(*trainer_, version));
+  model_version_ = static_cast<std::int64_t>(version);
+  AZ_LOG(kInfo) << "published model " << version << " (step " << trainer_->counters().steps
+                << ") at " << model.path << ", " << model.checksum;
+  if (metrics_) metrics_->ObservePublish(version);
+  std::lock_guard lock(status_mutex_);
+  snapshot_.model_version = model_version_;
+  snapshot_.model_path = model.path;
+  return Status::Ok();
+}
+
+Result<std::string> LearnerApp::WriteCheckpoint(std::string_view why) {
+  const Clock::time_point start = Clock::now();
+  AZ_ASSIGN_OR_RETURN(std::string path,
+                      checkpoints_->Save(*trainer_, model_version_ < 0 ? 0 : model_version_));
+  const double seconds = SecondsSince(start);
+  const std::uint64_t step = trainer_->counters().steps;
+  checkpointed_step_ = step;
+  has_checkpoint_ = true;
+  if (metrics_) metrics_->ObserveCheckpoint(seconds);
+  AZ_LOG(kInfo) << "checkpoint (" << why << ") at step " << step << ": " << path << " in "
+                << std::fixed << std::setprecision(3) << seconds << " s";
+  std::lock_guard lock(status_mutex_);
+  snapshot_.checkpoint_path = path;
+  snapshot_.checkpoint_step = step;
+  return path;
+}
+
+void LearnerApp::ServeCheckpointRequests() {
+  std::deque<ipc::Responder> requests;
+  {
+    std::lock_guard lock(checkpoint_mutex_);
+    requests.swap(checkpoint_requests_);
+  }
+  for (ipc::Responder& responder : requests) {
+    const Clock::time_point start = Clock::now();
+    Result<std::string> path = WriteCheckpoint("requested");
+    if (!path.ok()) {
+      responder.Send(path.status());
+      continue;
+    }
+    responder.Send(ipc::Reply{{{"path", *path},
+                               {"step", trainer_->counters().steps},
+                               {"model_version", model_version_},
+                               {"seconds", SecondsSince(start)}},
+                              {}});
+  }
+}
+
+void LearnerApp::LogProgress(bool force) {
+  const double elapsed = SecondsSince(last_log_);
+  if (!force && (config_.log_interval <= 0 || elapsed < config_.log_interval)) return;
+  Snapshot s;
+  {
+    std::lock_guard lock(status_mutex_);
+    s = snapshot_;
+  }
+  const double rate =
+      elapsed > 0 ? static_cast<double>(s.samples_trained - samples_at_last_log_) / elapsed : 0;
+  const std::uint64_t steps = s.step >= step_at_last_log_ ? s.step - step_at_last_log_ : 0;
+  last_log_ = Clock::now();
+  samples_at_last_log_ = s.samples_trained;
+  step_at_last_log_ = s.step;
+  if (metrics_) metrics_->SetSamplesPerSecond(rate);
+  {
+    std::lock_guard lock(status_mutex_);
+    snapshot_.samples_per_second = rate;
+  }
+  if (steps == 0 && !force) return;  // the waiting lines say what is going on
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(4) << "step " << s.step << " (+" << steps << ") loss "
+       << s.loss << " (policy " << s.policy_loss << ", value " << s.value_loss << ") grad "
+       << std::setprecision(3) << s.grad_norm << " lr " << std::setprecision(6) << s.learning_rate
+       << " beta " << std::setprecision(3) << s.beta << " | " << std::setprecision(1) << rate
+       << " samples/s | model " << s.model_version << " | malformed " << s.malformed << ", skipped "
+       << s.skipped_nonfinite + s.skipped_other;
+  AZ_LOG(kInfo) << line.str();
+}
+
+}  // namespace az::learner

@@ -1,0 +1,156 @@
+#pragma once
+
+// The learner as an object (docs/learner.md): draws prioritized batches from the replay daemon,
+// trains the network on them with importance weights, sends the per-sample losses back as new
+// priorities, anneals beta, checkpoints and publishes models. main.cc parses the configuration,
+// calls Create and Run; tests may do the same in process.
+//
+//   AZ_ASSIGN_OR_RETURN(auto app, LearnerApp::Create(config));
+//   return app->Run();   // until `shutdown`, Stop() (SIGTERM), --max-steps, or a fatal error
+//
+// One step: sample (batch, beta) -> validate records (malformed ones dropped, counted, and given
+// the lowest priority) -> TrainStep with the weights -> update-priorities (slot, generation, loss)
+// -> beta for the next step. Every --publish-every steps the weights become model N+1
+// (<model-dir>/model-N.azw, event "model"); every --checkpoint-every steps, on `checkpoint` and at
+// shutdown the trainer is checkpointed. While the replay daemon cannot serve (below its minimum
+// size, rate-limited, down or restarting) the loop waits, says so in the log every few seconds and
+// in `status`, and goes on when it can.
+//
+// Commands: checkpoint (writes one now, answers with its path and step), plus the built-in status
+// (step, beta, lr, last losses, samples/s, model version, what the loop is doing), pause (stops
+// stepping after the step in hand), resume, shutdown, commands.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/nn/trainer.h"
+#include "core/replay/beta_schedule.h"
+#include "ipc/server.h"
+#include "services/common/metrics_exporter.h"
+#include "services/learner/checkpoints.h"
+#include "services/learner/learner_config.h"
+#include "services/learner/learner_metrics.h"
+#include "services/learner/model_publisher.h"
+#include "services/learner/training_batch.h"
+#include "services/replay/replay_client.h"
+
+namespace az::learner {
+
+class LearnerApp {
+ public:
+  // Builds the trainer, restores the newest valid checkpoint (unless there is none), binds the
+  // control endpoint, the events endpoint and the metrics port; nothing trains yet. `config` must
+  // have been finalised (FinalizeConfig). Errors: ALREADY_EXISTS when another learner serves this
+  // service name in the run directory; DATA_LOSS when checkpoints exist but none loads;
+  // FAILED_PRECONDITION with --no-resume over existing checkpoints, or CUDA asked for but missing;
+  // UNAVAILABLE for ports that cannot be bound.
+  static Result<std::unique_ptr<LearnerApp>> Create(const LearnerConfig& config);
+
+  LearnerApp(const LearnerApp&) = delete;
+  LearnerApp& operator=(const LearnerApp&) = delete;
+  ~LearnerApp();
+
+  // Trains until `shutdown`, Stop() or --max-steps, then finishes the step in hand, writes a
+  // checkpoint and returns OK. Publishes model 0 (the initial weights) first when no model was
+  // ever published in this run directory. Returns an error only for what training cannot go on
+  // from (a checkpoint or model that cannot be written, LibTorch failing on every batch). Call
+  // once.
+  Status Run();
+  // Asks Run() to return after the step in hand. Thread-safe; may be called before Run().
+  void Stop();
+
+  const std::string& endpoint() const { return server_->endpoint(); }
+  int metrics_port() const { return exporter_ ? exporter_->port() : 0; }
+
+ private:
+  // What `status` shows; written by the loop, read on the server's thread.
+  struct Snapshot {
+    std::string activity = "starting";
+    std::uint64_t step = 0;
+    double beta = 0;
+    double learning_rate = 0;
+    double loss = 0;
+    double policy_loss = 0;
+    double value_loss = 0;
+    double grad_norm = 0;
+    double samples_per_second = 0;
+    std::uint64_t samples_trained = 0;
+    std::uint64_t samples_drawn = 0;
+    std::uint64_t malformed = 0;
+    std::uint64_t skipped_nonfinite = 0;
+    std::uint64_t skipped_other = 0;
+    std::uint64_t rollbacks = 0;
+    std::uint64_t priority_updates_applied = 0;
+    std::uint64_t priority_updates_stale = 0;
+    std::int64_t model_version = -1;
+    std::string model_path;
+    std::string checkpoint_path;
+    std::uint64_t checkpoint_step = 0;
+    std::string resumed_from;
+    std::string last_error;
+  };
+
+  explicit LearnerApp(const LearnerConfig& config) : config_(config) {}
+  Status Restore();
+  void RegisterCommands();
+  nlohmann::json StatusJson();
+
+  // One iteration of the loop: sample, train, send priorities. False when no step was taken
+  // (waiting, skipped); an error only for what the loop cannot go on from.
+  Result<bool> Step();
+  void OnReplayUnavailable(const Status& status);
+  void SendPriorities(const replay::SampledSlot* draws, std::size_t n,
+                      const std::vector<float>& losses);
+  Status MaybeRollback();
+  Status PublishModel();
+  Result<std::string> WriteCheckpoint(std::string_view why);
+  void ServeCheckpointRequests();
+  void LogProgress(bool force);
+
+  LearnerConfig config_;
+  std::unique_ptr<nn::Trainer> trainer_;
+  std::unique_ptr<BatchDecoder> decoder_;
+  std::optional<replay::BetaSchedule> beta_;
+  std::optional<CheckpointDir> checkpoints_;
+  std::unique_ptr<ModelPublisher> publisher_;
+  std::optional<replayd::ReplayClient> replay_;
+  std::unique_ptr<service::MetricsExporter> exporter_;
+  std::unique_ptr<LearnerMetrics> metrics_;
+  std::unique_ptr<ipc::Server> server_;
+
+  std::atomic<bool> stop_{false};
+  std::mutex checkpoint_mutex_;
+  std::deque<ipc::Responder> checkpoint_requests_;
+
+  std::mutex status_mutex_;
+  Snapshot snapshot_;
+
+  // The loop's own.
+  std::int64_t model_version_ = -1;  // newest published; -1: none yet
+  std::uint64_t checkpointed_step_ = 0;
+  bool has_checkpoint_ = false;
+  std::uint64_t samples_drawn_ = 0;
+  int skipped_in_a_row_ = 0;
+  int train_errors_in_a_row_ = 0;
+  DecodedBatch decoded_;
+  std::vector<double> weights_;
+  std::vector<double> staleness_;
+  std::vector<replay::PriorityUpdate> updates_;
+  bool waiting_ = false;
+  std::chrono::steady_clock::time_point wait_logged_;
+  std::chrono::steady_clock::time_point wait_started_;
+  std::chrono::steady_clock::time_point last_log_;
+  std::uint64_t samples_at_last_log_ = 0;
+  std::uint64_t step_at_last_log_ = 0;
+};
+
+}  // namespace az::learner

@@ -1,0 +1,225 @@
+#include "services/learner/learner_config.h"
+
+#include <filesystem>
+
+#include "ipc/endpoint.h"
+#include "services/common/service_util.h"
+
+namespace az::learner {
+
+void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
+  app.set_config("--config", "", "read options from this TOML/INI file (keys as the long flags)");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+
+  app.add_option("--run-dir", c.run_dir,
+                 "the run directory (control socket, discovery, checkpoints, models)")
+      ->required()
+      ->envname("AZ_RUN_DIR");
+  app.add_option("--service", c.service, "service name in the run directory")
+      ->capture_default_str();
+  app.add_option(
+      "--endpoint", c.endpoint,
+      "control endpoint (default: ipc://RUN_DIR/SERVICE.ctl; tcp://HOST:PORT on request)");
+  app.add_option("--events-endpoint", c.events_endpoint,
+                 "where model events are published (default: ipc://RUN_DIR/SERVICE.pub)");
+  app.add_option("--checkpoint-dir", c.checkpoint_dir, "default: RUN_DIR/checkpoints");
+  app.add_option("--model-dir", c.model_dir, "published weights files; default: RUN_DIR/models");
+  app.add_option("--replay-service", c.replay_service, "the replay daemon's service name")
+      ->capture_default_str();
+  app.add_option("--replay-endpoint", c.replay_endpoint,
+                 "the replay daemon's control endpoint (default: from its discovery record)");
+  app.add_option("--game", c.game, "chess or connect4")
+      ->check(CLI::IsMember({"chess", "connect4"}))
+      ->capture_default_str();
+
+  app.add_option("--net", c.net,
+                 "network shape: default (the game's preset: chess small 6x64, Connect Four "
+                 "4x32), small or full (chess 15x192, for a GPU)")
+      ->check(CLI::IsMember({"default", "small", "full"}))
+      ->capture_default_str();
+  app.add_option("--device", c.device, "auto (CUDA when available), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--threads", c.threads, "LibTorch intra-op threads")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--fp16", c.fp16, "fp16 autocast with loss scaling on CUDA")
+      ->capture_default_str();
+  app.add_option("--channels-last", c.channels_last, "run convolutions on NHWC memory")
+      ->capture_default_str();
+  app.add_option("--seed", c.seed, "weight initialisation seed of a fresh network")
+      ->capture_default_str();
+
+  app.add_option("--batch", c.batch, "samples per training step")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  app.add_option("--lr", c.lr, "Adam learning rate")
+      ->check(CLI::Range(0.0, 1e12))
+      ->capture_default_str();
+  app.add_option("--warmup-steps", c.warmup_steps, "linear learning-rate warm-up, in steps")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--weight-decay", c.weight_decay,
+                 "weight decay on convolution and linear weights (never BatchNorm or biases)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--decoupled-weight-decay", c.decoupled_weight_decay,
+                 "AdamW's decoupled decay instead of L2 added to the gradient")
+      ->capture_default_str();
+  app.add_option("--value-loss-weight", c.value_loss_weight, "L = L_policy + w * L_value")
+      ->check(CLI::Range(0.0, 1e3))
+      ->capture_default_str();
+  app.add_option("--max-grad-norm", c.max_grad_norm, "clip the total gradient norm; 0: off")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  app.add_option("--max-steps", c.max_steps,
+                 "checkpoint and exit 0 at this optimizer step; 0: train until stopped")
+      ->capture_default_str();
+  app.add_option("--rollback-after-skips", c.rollback_after_skips,
+                 "reload the newest checkpoint after this many non-finite batches in a row; 0: "
+                 "never")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+
+  app.add_option("--beta-start", c.beta_start, "importance-sampling exponent at the start")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--beta-end", c.beta_end, "importance-sampling exponent after --beta-steps")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--beta-steps", c.beta_steps,
+                 "beta goes linearly from start to end over this many units (--beta-unit)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 50))
+      ->capture_default_str();
+  app.add_option("--beta-unit", c.beta_unit, "steps (learner steps) or samples (samples drawn)")
+      ->check(CLI::IsMember({"steps", "samples"}))
+      ->capture_default_str();
+  app.add_option("--sample-timeout", c.sample_timeout,
+                 "seconds the replay daemon may hold one sample request (buffer below its "
+                 "minimum, rate limiter)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--replay-timeout", c.replay_timeout,
+                 "seconds beyond that before a request to the replay daemon counts as lost")
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
+
+  app.add_option("--checkpoint-every", c.checkpoint_every,
+                 "steps between checkpoints (model + optimizer + step); 0: only on request and "
+                 "at shutdown")
+      ->capture_default_str();
+  app.add_option("--checkpoint-keep", c.checkpoint_keep, "checkpoints kept, newest first")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--publish-every", c.publish_every, "steps between published models")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 50))
+      ->capture_default_str();
+  app.add_option("--model-keep", c.model_keep,
+                 "published weights files kept besides model-0 (the initial one); 0: all")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_flag("--resume,!--no-resume", c.resume,
+               "resume from the newest valid checkpoint (default); --no-resume refuses to start "
+               "over existing checkpoints")
+      ->capture_default_str();
+
+  app.add_option("--metrics-port", c.metrics_port,
+                 "Prometheus /metrics port; 0: any free port; -1: off")
+      ->check(CLI::Range(-1, 65535))
+      ->capture_default_str();
+  app.add_option("--metrics-bind", c.metrics_bind, "address the metrics server binds")
+      ->capture_default_str();
+  app.add_option("--log-interval", c.log_interval, "seconds between progress lines; 0: none")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--log-level", c.log_level, "debug, info, warning or error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
+      ->capture_default_str();
+}
+
+namespace {
+
+std::string Absolute(const std::string& path) {
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
+}  // namespace
+
+Status FinalizeConfig(LearnerConfig& c) {
+  if (c.run_dir.empty()) return InvalidArgument("--run-dir is required");
+  AZ_ASSIGN_OR_RETURN(c.run_dir, ipc::NormalizeRunDir(c.run_dir));
+  AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.service).WithContext("--service"));
+  AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.replay_service).WithContext("--replay-service"));
+  AZ_ASSIGN_OR_RETURN(c.game_kind, service::ParseGameKind(c.game));
+  AZ_RETURN_IF_ERROR(service::ParseLogLevel(c.log_level).status());
+  c.checkpoint_dir =
+      c.checkpoint_dir.empty() ? c.run_dir + "/checkpoints" : Absolute(c.checkpoint_dir);
+  c.model_dir = c.model_dir.empty() ? c.run_dir + "/models" : Absolute(c.model_dir);
+  if (c.events_endpoint.empty()) {
+    AZ_ASSIGN_OR_RETURN(c.events_endpoint, ipc::EventsEndpoint(c.run_dir, c.service));
+  }
+
+  if (c.game_kind == service::GameKind::kConnectFour) {
+    if (c.net != "default") {
+      return InvalidArgument("--net " + c.net +
+                             " is for chess; Connect Four has one preset (4x32)");
+    }
+    c.net_config = nn::NetConfig::ConnectFour();
+  } else {
+    c.net_config = c.net == "full" ? nn::NetConfig::ChessFull() : nn::NetConfig::ChessSmall();
+  }
+  if (!(c.lr > 0)) return InvalidArgument("--lr must be positive");
+
+  c.beta.start = c.beta_start;
+  c.beta.end = c.beta_end;
+  c.beta.horizon = c.beta_steps;
+  c.beta.unit = c.beta_unit == "samples" ? replay::BetaScheduleOptions::Unit::kSamplesDrawn
+                                         : replay::BetaScheduleOptions::Unit::kLearnerSteps;
+  AZ_RETURN_IF_ERROR(replay::BetaSchedule::Create(c.beta).status().WithContext("beta schedule"));
+  return Status::Ok();
+}
+
+nlohmann::json ConfigToJson(const LearnerConfig& c) {
+  return {{"run_dir", c.run_dir},
+          {"service", c.service},
+          {"endpoint", c.endpoint},
+          {"events_endpoint", c.events_endpoint},
+          {"checkpoint_dir", c.checkpoint_dir},
+          {"model_dir", c.model_dir},
+          {"replay_service", c.replay_service},
+          {"replay_endpoint", c.replay_endpoint},
+          {"game", c.game},
+          {"net", c.net},
+          {"net_shape", c.net_config.ToString()},
+          {"device", c.device},
+          {"threads", c.threads},
+          {"fp16", c.fp16},
+          {"channels_last", c.channels_last},
+          {"seed", c.seed},
+          {"batch", c.batch},
+          {"lr", c.lr},
+          {"warmup_steps", c.warmup_steps},
+          {"weight_decay", c.weight_decay},
+          {"decoupled_weight_decay", c.decoupled_weight_decay},
+          {"value_loss_weight", c.value_loss_weight},
+          {"max_grad_norm", c.max_grad_norm},
+          {"max_steps", c.max_steps},
+          {"rollback_after_skips", c.rollback_after_skips},
+          {"beta_start", c.beta_start},
+          {"beta_end", c.beta_end},
+          {"beta_steps", c.beta_steps},
+          {"beta_unit", c.beta_unit},
+          {"sample_timeout", c.sample_timeout},
+          {"replay_timeout", c.replay_timeout},
+          {"checkpoint_every", c.checkpoint_every},
+          {"checkpoint_keep", c.checkpoint_keep},
+          {"publish_every", c.publish_every},
+          {"model_keep", c.model_keep},
+          {"resume", c.resume},
+          {"metrics_port", c.metrics_port},
+          {"metrics_bind", c.metrics_bind},
+          {"log_interval", c.log_interval},
+          {"log_level", c.log_level}};
+}
+
+}  // namespace az::learner

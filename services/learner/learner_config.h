@@ -1,0 +1,88 @@
+#pragma once
+
+// The configuration of az-learner: every flag, its default and its range, from the command line or
+// a config file (CLI11: `--config FILE`, TOML or INI, keys named as the long flags; unknown keys
+// are refused). deploy/config/learner.toml is a commented example with every key.
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/base/status.h"
+#include "core/nn/net_config.h"
+#include "core/replay/beta_schedule.h"
+#include "services/common/game_kind.h"
+
+namespace az::learner {
+
+struct LearnerConfig {
+  // Where things live.
+  std::string run_dir;  // required: control socket, discovery record, default paths
+  std::string service = "learner";
+  std::string endpoint;         // control endpoint; default ipc://<run-dir>/<service>.ctl
+  std::string events_endpoint;  // model events; default ipc://<run-dir>/<service>.pub
+  std::string checkpoint_dir;   // default <run-dir>/checkpoints
+  std::string model_dir;        // default <run-dir>/models
+  std::string replay_service = "replay";
+  std::string replay_endpoint;  // default: the replay service's discovery record or default name
+  std::string game = "chess";
+
+  // The network.
+  std::string net = "default";  // default (the game's preset), small or full (chess only)
+  std::string device = "auto";  // auto, cpu or cuda
+  int threads = 1;              // LibTorch intra-op threads
+  bool fp16 = true;             // fp16 autocast + loss scaling on CUDA (CPU is always fp32)
+  bool channels_last = true;
+  std::uint64_t seed = 0;  // initialisation of a fresh network
+
+  // Training.
+  std::uint32_t batch = 256;
+  double lr = 1e-3;
+  std::int64_t warmup_steps = 0;
+  double weight_decay = 1e-4;
+  bool decoupled_weight_decay = false;
+  double value_loss_weight = 1.0;
+  double max_grad_norm = 0;     // 0: no clipping
+  std::uint64_t max_steps = 0;  // stop (checkpoint, exit 0) at this optimizer step; 0: never
+  // After this many batches in a row are skipped as non-finite, reload the newest checkpoint.
+  int rollback_after_skips = 20;
+
+  // Prioritized replay.
+  double beta_start = 0.4;
+  double beta_end = 1.0;
+  std::uint64_t beta_steps = 100000;  // horizon, in `beta_unit`
+  std::string beta_unit = "steps";    // steps (learner steps) or samples (samples drawn)
+  double sample_timeout = 1;          // seconds the daemon may hold one sample request
+  double replay_timeout = 3;          // seconds on top of that before a request counts as lost
+
+  // Checkpoints and models.
+  std::uint64_t checkpoint_every = 1000;  // steps; 0: only on request and at shutdown
+  int checkpoint_keep = 3;
+  std::uint64_t publish_every = 100;  // steps
+  int model_keep = 20;                // published models kept besides model-0; 0: all
+  bool resume = true;                 // resume from the newest valid checkpoint
+
+  // Observability.
+  int metrics_port = 9104;  // 0: any free port; -1: no metrics
+  std::string metrics_bind = "0.0.0.0";
+  double log_interval = 10;  // seconds between progress lines; 0: none
+  std::string log_level = "info";
+
+  // Derived by FinalizeConfig.
+  service::GameKind game_kind = service::GameKind::kChess;
+  nn::NetConfig net_config;
+  replay::BetaScheduleOptions beta;
+};
+
+// Registers every option (and --config) on `app`, with ranges. Unknown config-file keys are errors.
+void AddLearnerOptions(CLI::App& app, LearnerConfig& config);
+
+// Fills the defaults that depend on the run directory and the game, and checks what single flags
+// cannot (names, the net for the game, beta range). InvalidArgument naming the option.
+Status FinalizeConfig(LearnerConfig& config);
+
+// The effective configuration, for the startup log and `status`.
+nlohmann::json ConfigToJson(const LearnerConfig& config);
+
+}  // namespace az::learner

@@ -1,0 +1,322 @@
+// az-learner as a user runs it: the real binary next to the real az-replay, each in a child
+// process, on Connect Four samples (and chess, once): batches drawn, losses sent back as
+// priorities, checkpoints and models written, model events published, resumed after a restart,
+// malformed records dropped, corrupt checkpoints passed over, the replay daemon waited for.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "ipc/discovery.h"
+#include "ipc/endpoint.h"
+#include "ipc/event_subscriber.h"
+#include "services/learner/model_publisher.h"
+#include "services/replay/random_samples.h"
+#include "tests/services/learner/learner_test_util.h"
+
+namespace az::learner {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Bytes;
+using ::testing::HasSubstr;
+using testing::Learner;
+using testing::RandomConnectFourSamples;
+using testing::TempDir;
+using testing::WaitFor;
+
+class LearnerServiceTest : public ::testing::Test {
+ protected:
+  // az-replay for Connect Four records (80 bytes, opaque to the daemon).
+  std::unique_ptr<replayd::testing::Daemon> StartReplay(std::vector<std::string> args = {}) {
+    std::vector<std::string> all = {"--record-layout", "bytes",     "--record-bytes", "80",
+                                    "--capacity",      "4096",      "--alpha",        "0.6",
+                                    "--shm-scope",     shm_.spec(), "--metrics-port", "0"};
+    all.insert(all.end(), args.begin(), args.end());
+    auto daemon = std::make_unique<replayd::testing::Daemon>(dir_.path(), all);
+    EXPECT_TRUE(daemon->WaitReady()) << daemon->LogText();
+    return daemon;
+  }
+
+  std::unique_ptr<Learner> StartLearner(std::vector<std::string> args) {
+    std::vector<std::string> all = {"--game",         "connect4", "--metrics-port",   "0",
+                                    "--log-interval", "1",        "--sample-timeout", "0.5"};
+    all.insert(all.end(), args.begin(), args.end());
+    return std::make_unique<Learner>(dir_.path(), all);
+  }
+
+  replayd::ReplayClient Replay() { return replayd::testing::Client(dir_.path()); }
+
+  // Priorities of slots [0, n), from the daemon.
+  std::vector<double> Priorities(std::size_t n) {
+    std::vector<std::uint64_t> slots(n);
+    for (std::size_t i = 0; i < n; ++i) slots[i] = i;
+    Result<std::vector<replayd::ReadRecord>> read = Replay().Read(slots);
+    EXPECT_TRUE(read.ok()) << read.status().ToString();
+    std::vector<double> out;
+    if (read.ok()) {
+      for (const auto& r : *read) out.push_back(r.priority);
+    }
+    return out;
+  }
+
+  std::string Path(const std::string& relative) const { return dir_.path() + "/" + relative; }
+
+  // Model events from the learner until one of `version` arrives (nullopt after 30 s).
+  std::optional<ipc::ModelPublished> AwaitModel(ipc::EventSubscriber& subscriber,
+                                                std::int64_t version) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      Result<ipc::Event> event = subscriber.Next(std::chrono::seconds(1));
+      if (!event.ok()) continue;
+      Result<ipc::ModelPublished> model = ipc::ModelPublishedFromEvent(*event);
+      if (model.ok() && model->version == version) return *model;
+    }
+    return std::nullopt;
+  }
+
+  ipc::EventSubscriber Subscribe() {
+    Result<std::string> endpoint = ipc::EventsEndpoint(dir_.path(), "learner");
+    AZ_CHECK(endpoint.ok());
+    Result<ipc::EventSubscriber> subscriber =
+        ipc::EventSubscriber::Create({.endpoints = {*endpoint}, .topics = {"model"}});
+    AZ_CHECK(subscriber.ok(), subscriber.status().ToString());
+    return std::move(subscriber).value();
+  }
+
+  TempDir dir_;
+  replayd::testing::ShmScope shm_;
+};
+
+TEST_F(LearnerServiceTest, TrainsSendsPrioritiesCheckpointsPublishesAndResumesAtItsStep) {
+  auto replay = StartReplay();
+  const auto samples = RandomConnectFourSamples(600, 1, 0);
+  ASSERT_TRUE(Replay().Insert(Bytes(samples)).ok());
+  const std::vector<double> before = Priorities(600);
+  ASSERT_EQ(before.size(), 600u);
+  ipc::EventSubscriber subscriber = Subscribe();
+
+  auto learner = StartLearner({"--batch", "64", "--publish-every", "5", "--checkpoint-every", "10",
+                               "--max-steps", "20", "--beta-steps", "20"});
+  ASSERT_EQ(learner->WaitExit(), 0) << learner->LogText();
+
+  // The losses came back as priorities: 20 x 64 draws over 600 records changed most of them.
+  const std::vector<double> after = Priorities(600);
+  ASSERT_EQ(after.size(), 600u);
+  int changed = 0;
+  for (std::size_t i = 0; i < 600; ++i) changed += after[i] != before[i];
+  EXPECT_GT(changed, 300) << learner->LogText();
+  Result<nlohmann::json> status = Replay().Status();
+  ASSERT_TRUE(status.ok());
+
+  // Checkpoints at 10 and 20, models 0 (the initial weights) to 4, each announced with its
+  // checksum.
+  EXPECT_TRUE(fs::exists(Path("checkpoints/checkpoint-0000000010.azck")));
+  EXPECT_TRUE(fs::exists(Path("checkpoints/checkpoint-0000000020.azck")));
+  for (int v = 0; v <= 4; ++v) {
+    EXPECT_TRUE(fs::exists(Path("models/model-" + std::to_string(v) + ".azw"))) << v;
+  }
+  std::optional<ipc::ModelPublished> model = AwaitModel(subscriber, 4);
+  ASSERT_TRUE(model.has_value());
+  EXPECT_EQ(model->path, Path("models/model-4.azw"));
+  EXPECT_EQ(model->checksum, *FileChecksum(model->path));
+  EXPECT_THAT(learner->LogText(), HasSubstr("published model 4 (step 20)"));
+
+  // A restart resumes at step 20; the model versions go on from 4.
+  auto again = StartLearner({"--batch", "64", "--publish-every", "5", "--checkpoint-every", "10",
+                             "--max-steps", "30", "--beta-steps", "20"});
+  ASSERT_EQ(again->WaitExit(), 0) << again->LogText();
+  const std::string log = again->LogText();
+  EXPECT_THAT(log, HasSubstr("resumed from " + Path("checkpoints/checkpoint-0000000020.azck") +
+                             " at step 20, model 4"));
+  EXPECT_THAT(log, HasSubstr("published model 6 (step 30)"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("published model 0")));
+  EXPECT_TRUE(fs::exists(Path("checkpoints/checkpoint-0000000030.azck")));
+  model = AwaitModel(subscriber, 6);
+  ASSERT_TRUE(model.has_value());
+  EXPECT_EQ(model->checksum, *FileChecksum(Path("models/model-6.azw")));
+  // The replay daemon heard the learner's model events.
+  EXPECT_TRUE(WaitFor([&] {
+    Result<nlohmann::json> s = Replay().Status();
+    return s.ok() && s->value("model_version", -1) == 6;
+  })) << Replay().Status()->dump();
+  EXPECT_EQ(replay->Terminate(), 0);
+}
+
+TEST_F(LearnerServiceTest, MalformedRecordsAreDroppedCountedAndDemotedWhileTrainingGoesOn) {
+  auto replay = StartReplay();
+  const auto samples = RandomConnectFourSamples(200, 2, 0);
+  ASSERT_TRUE(Replay().Insert(Bytes(samples)).ok());
+  // 56 records of random bytes: what a broken producer would leave in the buffer.
+  ASSERT_TRUE(Replay().Insert(replayd::RandomRecords(56, 80, 3)).ok());
+
+  auto learner = StartLearner({"--batch", "32", "--publish-every", "1000"});
+  ASSERT_TRUE(learner->WaitForStatus([](const nlohmann::json& s) {
+    return s.value("step", 0) >= 10 && s.value("malformed_samples", 0) > 0;
+  })) << learner->LogText();
+  EXPECT_THAT(learner->LogText(), HasSubstr("sampled records are malformed and were dropped"));
+
+  // Every malformed record that was drawn now has the lowest priority, (0 + 1e-6)^0.6; every
+  // well-formed one that was drawn has its loss's.
+  const std::vector<double> priorities = Priorities(256);
+  int demoted = 0;
+  for (std::size_t slot = 200; slot < 256; ++slot) {
+    if (priorities[slot] != 1.0) {
+      EXPECT_LT(priorities[slot], 1e-3) << slot;
+      ++demoted;
+    }
+  }
+  EXPECT_GT(demoted, 0);
+  for (std::size_t slot = 0; slot < 200; ++slot) EXPECT_GT(priorities[slot], 1e-2) << slot;
+
+  // The metrics count them, next to the losses.
+  Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(dir_.path(), "learner");
+  ASSERT_TRUE(info.ok());
+  const std::string metrics = testing::Scrape(info->metrics_port);
+  EXPECT_THAT(metrics, HasSubstr("az_learner_malformed_samples_total"));
+  EXPECT_THAT(metrics, ::testing::Not(HasSubstr("az_learner_malformed_samples_total 0\n")));
+  EXPECT_THAT(metrics, HasSubstr("az_learner_loss{component=\"policy\"}"));
+  EXPECT_THAT(metrics, HasSubstr("az_learner_loss{component=\"value\"}"));
+  EXPECT_THAT(metrics, HasSubstr("az_learner_loss{component=\"total\"}"));
+  EXPECT_THAT(metrics, HasSubstr("az_learner_sample_staleness_model_versions_count"));
+  EXPECT_THAT(metrics, HasSubstr("az_learner_skipped_batches_total{reason=\"nonfinite_loss\"} 0"));
+  EXPECT_THAT(metrics, HasSubstr("az_learner_priority_updates_total{result=\"applied\"}"));
+
+  // `shutdown` finishes the step and checkpoints it.
+  ipc::Client control = learner->Control();
+  ASSERT_TRUE(control.Call("shutdown").ok());
+  EXPECT_EQ(learner->WaitExit(), 0);
+  EXPECT_THAT(learner->LogText(), HasSubstr("checkpoint (shutdown)"));
+}
+
+TEST_F(LearnerServiceTest, ACorruptNewestCheckpointFallsBackToThePreviousOne) {
+  auto replay = StartReplay();
+  ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(300, 4, 0))).ok());
+  auto first = StartLearner({"--batch", "16", "--checkpoint-every", "5", "--max-steps", "10"});
+  ASSERT_EQ(first->WaitExit(), 0) << first->LogText();
+  const std::string newest = Path("checkpoints/checkpoint-0000000010.azck");
+  ASSERT_TRUE(fs::exists(newest));
+  {
+    std::fstream file(newest, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(fs::file_size(newest) / 2));
+    file.put('\x5a');
+    file.seekp(static_cast<std::streamoff>(fs::file_size(newest) / 2 + 1));
+    file.put('\xa5');
+  }
+
+  auto second = StartLearner({"--batch", "16", "--checkpoint-every", "5", "--max-steps", "12"});
+  ASSERT_EQ(second->WaitExit(), 0) << second->LogText();
+  const std::string log = second->LogText();
+  EXPECT_THAT(log, HasSubstr("checkpoint " + newest + " does not load"));
+  EXPECT_THAT(log, HasSubstr("resumed from " + Path("checkpoints/checkpoint-0000000005.azck") +
+                             " at step 5"));
+  EXPECT_TRUE(fs::exists(newest + ".corrupt"));
+  EXPECT_TRUE(fs::exists(Path("checkpoints/checkpoint-0000000012.azck")));
+
+  // --no-resume over existing checkpoints is refused rather than mixing two runs.
+  auto refused = StartLearner({"--no-resume"});
+  EXPECT_EQ(refused->WaitExit(), 2);
+  EXPECT_THAT(refused->LogText(), HasSubstr("--no-resume"));
+
+  // When no checkpoint loads, the learner says why and does not start over.
+  for (const fs::directory_entry& entry : fs::directory_iterator(Path("checkpoints"))) {
+    if (entry.path().extension() == ".azck") fs::resize_file(entry.path(), 40);
+  }
+  auto broken = StartLearner({});
+  EXPECT_EQ(broken->WaitExit(), 2);
+  EXPECT_THAT(broken->LogText(), HasSubstr("no checkpoint in"));
+  EXPECT_THAT(broken->LogText(), HasSubstr("loads"));
+}
+
+TEST_F(LearnerServiceTest, WaitsForTheReplayDaemonAndGoesOnThroughItsRestart) {
+  // The learner starts first: it waits and says so.
+  auto learner = StartLearner({"--batch", "32", "--publish-every", "1000"});
+  ASSERT_TRUE(learner->WaitForStatus([](const nlohmann::json& s) {
+    return s.value("activity", "").starts_with("waiting for replay");
+  })) << learner->LogText();
+  EXPECT_THAT(learner->LogText(), HasSubstr("waiting for the replay daemon"));
+
+  auto replay = StartReplay();
+  ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(300, 5, 0))).ok());
+  ASSERT_TRUE(learner->WaitForStatus([](const nlohmann::json& s) {
+    return s.value("step", 0) >= 3;
+  })) << learner->LogText();
+
+  // Killed: the learner waits again; restarted with its store: training goes on.
+  replay->Kill();
+  ASSERT_TRUE(learner->WaitForStatus([](const nlohmann::json& s) {
+    return s.value("activity", "").starts_with("waiting for replay");
+  })) << learner->LogText();
+  const std::uint64_t step = learner->Status().value("step", 0);
+  replay = StartReplay();
+  ASSERT_TRUE(learner->WaitForStatus([&](const nlohmann::json& s) {
+    return s.value("step", std::uint64_t{0}) >= step + 3;
+  })) << learner->LogText();
+
+  // `checkpoint` writes one now; pause stops stepping; resume goes on.
+  ipc::Client control = learner->Control(std::chrono::seconds(30));
+  Result<ipc::Reply> checkpoint = control.Call("checkpoint");
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
+  const std::string path = checkpoint->body["path"];
+  EXPECT_TRUE(fs::exists(path)) << path;
+  EXPECT_GE(checkpoint->body["step"].get<std::uint64_t>(), step + 3);
+  ASSERT_TRUE(control.Call("pause").ok());
+  ASSERT_TRUE(learner->WaitForStatus(
+      [](const nlohmann::json& s) { return s.value("activity", "") == "paused"; }));
+  ASSERT_TRUE(control.Call("resume").ok());
+  ASSERT_TRUE(learner->WaitForStatus(
+      [](const nlohmann::json& s) { return s.value("activity", "") != "paused"; }));
+
+  // SIGTERM: the step in hand is finished and checkpointed, exit 0.
+  EXPECT_EQ(learner->Terminate(), 0);
+  const std::string log = learner->LogText();
+  EXPECT_THAT(log, HasSubstr("the replay daemon serves batches again"));
+  EXPECT_THAT(log, HasSubstr("checkpoint (shutdown)"));
+}
+
+TEST_F(LearnerServiceTest, ATooLargeLearningRateMakesNonFiniteBatchesThatAreSkippedAndCounted) {
+  auto replay = StartReplay();
+  ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(300, 6, 0))).ok());
+  // Adam moves every weight by about lr per step: with lr 1e12 the activations overflow float
+  // within a few steps and the loss becomes NaN or inf.
+  auto learner = StartLearner({"--batch", "16", "--lr", "1e12", "--checkpoint-every", "2",
+                               "--rollback-after-skips", "3", "--publish-every", "1000"});
+  ASSERT_TRUE(learner->WaitForStatus([](const nlohmann::json& s) {
+    return s.value("skipped_nonfinite", 0) >= 3 && s.value("rollbacks", 0) >= 1;
+  })) << learner->LogText();
+  const std::string log = learner->LogText();
+  EXPECT_THAT(log, HasSubstr("batch skipped at step"));
+  EXPECT_THAT(log, HasSubstr("non-finite batches in a row: rolled back to"));
+  Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(dir_.path(), "learner");
+  ASSERT_TRUE(info.ok());
+  const std::string metrics = testing::Scrape(info->metrics_port);
+  EXPECT_THAT(
+      metrics,
+      ::testing::ContainsRegex(
+          "az_learner_skipped_batches_total\\{reason=\"nonfinite_(loss|gradient)\"\\} [1-9]"));
+  EXPECT_EQ(learner->Terminate(), 0);
+}
+
+TEST_F(LearnerServiceTest, TrainsOnChessSamples) {
+  auto replay = std::make_unique<replayd::testing::Daemon>(
+      dir_.path(), std::vector<std::string>{"--capacity", "1000", "--shm-scope", shm_.spec(),
+                                            "--metrics-port", "0"});
+  ASSERT_TRUE(replay->WaitReady()) << replay->LogText();
+  const auto samples = replayd::RandomChessSamples(100, {.seed = 7, .model_version = 0});
+  ASSERT_TRUE(Replay().Insert(std::as_bytes(std::span(samples))).ok());
+  auto learner = std::make_unique<Learner>(
+      dir_.path(), std::vector<std::string>{"--game", "chess", "--batch", "8", "--max-steps", "3",
+                                            "--publish-every", "3", "--metrics-port", "-1"});
+  ASSERT_EQ(learner->WaitExit(), 0) << learner->LogText();
+  EXPECT_TRUE(fs::exists(Path("models/model-1.azw")));
+  EXPECT_TRUE(fs::exists(Path("checkpoints/checkpoint-0000000003.azck")));
+  EXPECT_THAT(learner->LogText(), HasSubstr("6x64"));
+  const std::vector<double> priorities = Priorities(100);
+  EXPECT_TRUE(std::any_of(priorities.begin(), priorities.end(), [](double p) { return p != 1.0; }));
+}
+
+}  // namespace
+}  // namespace az::learner
