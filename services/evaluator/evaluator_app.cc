@@ -276,6 +276,9 @@ void EvaluatorApp::Publish(const BatchReport* report) {
     totals_.invalid_requests += report->invalid;
     counters_.forward_failures += report->forward_status.ok() ? 0 : 1;
     counters_.response_timeouts += report->response_timeouts;
+    counters_.collect_seconds += report->collect_seconds;
+    counters_.forward_seconds += report->forward_seconds;
+    counters_.respond_seconds += report->respond_seconds;
   }
   if (report != nullptr && metrics_) metrics_->ObserveBatch(*report);
   // The channel's stats cost a pass over a few atomics; a few times a second is plenty.
@@ -312,12 +315,18 @@ void EvaluatorApp::LogRates() {
   }
   const double batches = static_cast<double>(c.batches - logged_.batches);
   const double positions = static_cast<double>(c.positions - logged_.positions);
+  const auto per_batch_ms = [batches](double now, double before) {
+    return batches > 0 ? (now - before) * 1000 / batches : 0.0;
+  };
   AZ_LOG(kInfo) << "rates over " << static_cast<int>(seconds + 0.5)
                 << " s: " << static_cast<std::uint64_t>(positions / seconds) << " positions/s, "
                 << static_cast<std::uint64_t>(batches / seconds) << " batches/s, mean batch "
-                << (batches > 0 ? positions / batches : 0.0) << "; waiting " << t.requests_waiting
-                << ", model version " << t.model_version << ", stale requests " << t.stale_requests
-                << ", invalid " << t.invalid_requests;
+                << (batches > 0 ? positions / batches : 0.0) << " (ms per batch: collect "
+                << per_batch_ms(c.collect_seconds, logged_.collect_seconds) << ", network "
+                << per_batch_ms(c.forward_seconds, logged_.forward_seconds) << ", answers "
+                << per_batch_ms(c.respond_seconds, logged_.respond_seconds) << "); waiting "
+                << t.requests_waiting << ", model version " << t.model_version
+                << ", stale requests " << t.stale_requests << ", invalid " << t.invalid_requests;
   logged_ = c;
 }
 

@@ -70,6 +70,9 @@ class EvaluatorApp {
     std::uint64_t response_timeouts = 0;
     std::uint64_t model_loads = 0;
     std::uint64_t model_load_failures = 0;
+    double collect_seconds = 0;
+    double forward_seconds = 0;
+    double respond_seconds = 0;
   };
 
   explicit EvaluatorApp(const EvaluatorConfig& config) : config_(config) {}

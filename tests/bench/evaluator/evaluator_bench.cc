@@ -1,0 +1,318 @@
+// The evaluator's throughput against the network's own, and what the eval channel costs.
+//
+//   build/bin/evaluator_bench                                   # about 2 minutes
+//   build/bin/evaluator_bench --benchmark_filter=ChannelRoundTrip
+//
+// BM_NetworkForward/game/batch: nn::Network::Forward (the facade the evaluator calls) on `batch`
+//   records of real positions, encoded by the callback straight into the batch tensor, with the
+//   legal-move lists: the network's own rate in this process (1 intra-op thread, the evaluator's
+//   default). game 0 = chess (6x64), 1 = Connect Four (4x32); fresh default networks.
+// BM_EvaluatorRing/game/batch: the real az-evaluator as a child process (--max-batch batch, the
+//   same default network) answering through the eval channel. This process keeps two batches in
+//   flight (it submits batch k+1, then waits for batch k), so the evaluator always has a full batch
+//   waiting, as it has with many workers. positions/s over positions/s of BM_NetworkForward is
+//   the share of the network's rate that survives the ring path (requests, validation, answers).
+// BM_ChannelRoundTrip/game: the channel alone, one thread: submit 256 requests, take them as the
+//   evaluator does, answer them, receive the answers. game 0 = chess-sized records (704 + 904 B),
+//   1 = Connect Four-sized (56 + 64 B), 2 = Connect Four leaves in a chess-sized channel (what one
+//   shared channel would cost Connect Four).
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "core/chess/game.h"
+#include "core/chess/movegen.h"
+#include "core/encoding/move_index.h"
+#include "core/encoding/planes.h"
+#include "core/encoding/position_record.h"
+#include "core/games/connect_four.h"
+#include "core/games/connect_four_encoder.h"
+#include "core/nn/network.h"
+#include "services/common/eval_protocol.h"
+#include "services/common/service_util.h"
+#include "shm/request_channel.h"
+#include "shm/segment.h"
+#include "tests/ipc/test_util.h"
+
+namespace az::service {
+namespace {
+
+using Chess = games::Chess;
+using ConnectFour = games::ConnectFour;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+template <typename G>
+struct BenchLeaf {
+  typename G::Record record;
+  std::vector<typename G::Move> moves;
+  std::vector<std::uint16_t> indices;
+  mcts::Leaf<G> Leaf() const { return {&record, moves, indices}; }
+};
+
+// Positions of random games, `n` of them (fixed seed).
+std::vector<BenchLeaf<Chess>> ChessLeaves(int n) {
+  std::vector<BenchLeaf<Chess>> leaves;
+  std::mt19937 rng(1);
+  chess::Game game;
+  while (static_cast<int>(leaves.size()) < n) {
+    const chess::MoveList moves = chess::LegalMoves(game.position());
+    if (moves.empty() || game.Outcome().is_terminal() || game.ply() > 120) {
+      game = chess::Game();
+      continue;
+    }
+    BenchLeaf<Chess> leaf;
+    leaf.record = encoding::MakeRecord(game);
+    for (chess::Move m : moves) {
+      leaf.moves.push_back(m);
+      leaf.indices.push_back(static_cast<std::uint16_t>(encoding::MoveToIndex(game.position(), m)));
+    }
+    leaves.push_back(std::move(leaf));
+    game.Play(moves[rng() % moves.size()]);
+  }
+  return leaves;
+}
+
+std::vector<BenchLeaf<ConnectFour>> ConnectFourLeaves(int n) {
+  std::vector<BenchLeaf<ConnectFour>> leaves;
+  std::mt19937 rng(1);
+  games::ConnectFourPosition position;
+  while (static_cast<int>(leaves.size()) < n) {
+    games::ConnectFourMove moves[7];
+    const int count = ConnectFour::LegalMoves(position, moves);
+    if (games::IsTerminal(ConnectFour::Outcome(position, count))) {
+      position = {};
+      continue;
+    }
+    BenchLeaf<ConnectFour> leaf;
+    leaf.record = position.ToRecord();
+    for (int i = 0; i < count; ++i) {
+      leaf.moves.push_back(moves[i]);
+      leaf.indices.push_back(moves[i].column);
+    }
+    leaves.push_back(std::move(leaf));
+    position.Play(moves[rng() % count].column);
+  }
+  return leaves;
+}
+
+template <typename G>
+std::vector<BenchLeaf<G>> Leaves(int n) {
+  if constexpr (std::is_same_v<G, Chess>) {
+    return ChessLeaves(n);
+  } else {
+    return ConnectFourLeaves(n);
+  }
+}
+
+template <typename G>
+void Encode(const typename G::Record& record, float* dst) {
+  if constexpr (std::is_same_v<G, Chess>) {
+    encoding::EncodePlanes(record, std::span<float>(dst, encoding::kInputFloats));
+  } else {
+    games::EncodeConnectFour(record, std::span<float>(dst, games::kConnectFourInputSize));
+  }
+}
+
+template <typename G>
+void NetworkForward(benchmark::State& state, int batch) {
+  nn::NetworkOptions options;
+  options.net =
+      std::is_same_v<G, Chess> ? nn::NetConfig::ChessSmall() : nn::NetConfig::ConnectFour();
+  options.runtime.device = nn::DeviceChoice::kCpu;
+  options.runtime.input_layout =
+      std::is_same_v<G, Chess> ? nn::InputLayout::kNhwc : nn::InputLayout::kNchw;
+  std::unique_ptr<nn::Network> network = std::move(nn::Network::Create(options)).value();
+  const std::vector<BenchLeaf<G>> leaves = Leaves<G>(batch);
+  std::vector<std::int32_t> offsets = {0};
+  std::vector<std::int32_t> actions;
+  for (const BenchLeaf<G>& leaf : leaves) {
+    actions.insert(actions.end(), leaf.indices.begin(), leaf.indices.end());
+    offsets.push_back(static_cast<std::int32_t>(actions.size()));
+  }
+  std::vector<float> priors(actions.size());
+  std::vector<float> wdl(static_cast<std::size_t>(batch) * 3);
+  nn::BatchInput input;
+  input.n = batch;
+  input.encode = [&](int i, float* dst) { Encode<G>(leaves[i].record, dst); };
+  const nn::LegalMovesView legal{offsets, actions};
+  (void)network->Forward(input, {.priors = priors.data(), .wdl = wdl.data()}, &legal);  // warm-up
+  for (auto _ : state) {
+    const Status status =
+        network->Forward(input, {.priors = priors.data(), .wdl = wdl.data()}, &legal);
+    if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+}
+
+void BM_NetworkForward(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(1));
+  if (state.range(0) == 0) {
+    NetworkForward<Chess>(state, batch);
+  } else {
+    NetworkForward<ConnectFour>(state, batch);
+  }
+}
+
+template <typename G>
+void EvaluatorRing(benchmark::State& state, int batch) {
+  ipc::testing::TempDir dir;
+  const shm::Scope scope = *RunShmScope(dir.path(), "");
+  ipc::testing::ChildProcess evaluator(
+      {ipc::testing::BinaryPath("az-evaluator"), "--run-dir", dir.path(), "--game",
+       std::string(GameKindName(GameKindOf<G>::kValue)), "--max-batch", std::to_string(batch),
+       "--metrics-port", "-1", "--log-interval", "2", "--model-events-from", ""},
+      dir.path() + "/evaluator.log", dir.path() + "/evaluator.log");
+  std::optional<shm::RequestClient> client;
+  ipc::testing::WaitFor([&] {
+    Result<shm::RequestClient> opened =
+        shm::RequestClient::Open(scope, EvalChannelName(GameKindOf<G>::kValue),
+                                 {.worker_id = 0,
+                                  .request_bytes = sizeof(EvalRequest<G>),
+                                  .response_bytes = sizeof(EvalResponse<G>)});
+    if (opened.ok()) client.emplace(std::move(opened).value());
+    return opened.ok();
+  });
+  if (!client) {
+    state.SkipWithError("az-evaluator did not start");
+    return;
+  }
+  const std::vector<BenchLeaf<G>> leaves = Leaves<G>(batch);
+  std::uint64_t next_id = 0;
+  std::uint64_t received = 0;
+  const auto submit = [&] {
+    for (const BenchLeaf<G>& leaf : leaves) {
+      const mcts::Leaf<G> l = leaf.Leaf();
+      (void)client->SubmitWith(next_id++, seconds(30),
+                               [&](std::span<std::byte> p) { WriteEvalRequest<G>(l, 1, p); });
+    }
+  };
+  const auto receive = [&](std::uint64_t until) {
+    while (received < until) {
+      Result<std::size_t> got =
+          client->Receive(1024, seconds(60), [](std::uint64_t, std::span<const std::byte>) {});
+      if (!got.ok()) return false;
+      received += *got;
+    }
+    return true;
+  };
+  // Warm-up: the first batches build oneDNN's primitives.
+  submit();
+  receive(next_id);
+  submit();  // one batch in flight ahead
+  for (auto _ : state) {
+    const std::uint64_t due = next_id;
+    submit();
+    if (!receive(due)) {
+      state.SkipWithError("no answer in 60 s");
+      break;
+    }
+  }
+  receive(next_id);
+  state.SetItemsProcessed(state.iterations() * batch);
+  evaluator.Signal(SIGTERM);
+  evaluator.Wait();
+  if (std::getenv("AZ_BENCH_LOGS") != nullptr) {
+    std::ifstream log(dir.path() + "/evaluator.log");
+    std::cerr << log.rdbuf();
+  }
+  (void)shm::Segment::RemoveAll(scope);
+}
+
+void BM_EvaluatorRing(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(1));
+  if (state.range(0) == 0) {
+    EvaluatorRing<Chess>(state, batch);
+  } else {
+    EvaluatorRing<ConnectFour>(state, batch);
+  }
+}
+
+// One thread plays both sides: 256 requests submitted, taken, answered and received.
+template <typename G, typename Channel>
+void ChannelRoundTrip(benchmark::State& state) {
+  constexpr int kBatch = 256;
+  ipc::testing::TempDir dir;
+  const shm::Scope scope = *RunShmScope(dir.path(), "");
+  const shm::ChannelSpec spec = EvalChannelSpec<Channel>(
+      {.max_workers = 1, .request_capacity = 1024, .response_capacity = 1024});
+  shm::RequestServer server = std::move(shm::RequestServer::Create(scope, "bench", spec)).value();
+  shm::RequestClient client =
+      std::move(shm::RequestClient::Open(scope, "bench",
+                                         {.worker_id = 0,
+                                          .request_bytes = spec.request_bytes,
+                                          .response_bytes = spec.response_bytes}))
+          .value();
+  const std::vector<BenchLeaf<G>> leaves = Leaves<G>(kBatch);
+  std::vector<shm::Envelope> taken;
+  std::vector<float> priors(kEvalMaxMoves<Channel>, 1.0f / 7);
+  const float wdl[3] = {0.4f, 0.2f, 0.4f};
+  std::uint64_t id = 0;
+  for (auto _ : state) {
+    for (const BenchLeaf<G>& leaf : leaves) {
+      const mcts::Leaf<G> l = leaf.Leaf();
+      (void)client.SubmitWith(id++, seconds(1), [&](std::span<std::byte> p) {
+        // A Connect Four leaf written into whatever slot size the channel has.
+        WriteEvalRequest<G>(l, 1, p.first(sizeof(EvalRequest<G>)));
+      });
+    }
+    taken.clear();
+    while (taken.size() < kBatch) {
+      server.TryTakeRequests(kBatch, [&](const shm::Envelope& e, std::span<const std::byte> p) {
+        EvalRequest<G> request;
+        benchmark::DoNotOptimize(ReadEvalRequest<G>(p.first(sizeof request), request).ok());
+        taken.push_back(e);
+      });
+    }
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+      const std::size_t n = leaves[i].indices.size();
+      (void)server.RespondWith(taken[i], seconds(1), [&](std::span<std::byte> p) {
+        WriteEvalResponse<G>(EvalStatus::kOk, 1, wdl, std::span<const float>(priors.data(), n),
+                             p.first(sizeof(EvalResponse<G>)));
+      });
+    }
+    std::size_t received = 0;
+    while (received < kBatch) {
+      received += client.TryReceive(kBatch, [&](std::uint64_t, std::span<const std::byte> p) {
+        benchmark::DoNotOptimize(p.data());
+      });
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.counters["request_bytes"] = spec.request_bytes;
+  state.counters["response_bytes"] = spec.response_bytes;
+  (void)shm::Segment::RemoveAll(scope);
+}
+
+void BM_ChannelRoundTrip(benchmark::State& state) {
+  switch (state.range(0)) {
+    case 0: ChannelRoundTrip<Chess, Chess>(state); break;
+    case 1: ChannelRoundTrip<ConnectFour, ConnectFour>(state); break;
+    default: ChannelRoundTrip<ConnectFour, Chess>(state); break;
+  }
+}
+
+void NetworkArgs(benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+  b->ArgNames({"game", "batch"});
+}
+
+BENCHMARK(BM_NetworkForward)->Apply(NetworkArgs)->Args({0, 64})->Iterations(20);
+BENCHMARK(BM_NetworkForward)->Apply(NetworkArgs)->Args({0, 256})->Iterations(6);
+BENCHMARK(BM_NetworkForward)->Apply(NetworkArgs)->Args({1, 64})->Iterations(200);
+BENCHMARK(BM_NetworkForward)->Apply(NetworkArgs)->Args({1, 256})->Iterations(60);
+BENCHMARK(BM_EvaluatorRing)->Apply(NetworkArgs)->Args({0, 64})->Iterations(20);
+BENCHMARK(BM_EvaluatorRing)->Apply(NetworkArgs)->Args({0, 256})->Iterations(6);
+BENCHMARK(BM_EvaluatorRing)->Apply(NetworkArgs)->Args({1, 64})->Iterations(200);
+BENCHMARK(BM_EvaluatorRing)->Apply(NetworkArgs)->Args({1, 256})->Iterations(60);
+BENCHMARK(BM_ChannelRoundTrip)->ArgName("game")->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace az::service

@@ -1,0 +1,126 @@
+// Self-play throughput of the real processes: az-evaluator (fresh default network, CPU) and one
+// az-selfplay worker in a temporary run directory, on this machine's cores.
+//
+//   build/bin/selfplay_bench                    # about 3 minutes
+//   build/bin/selfplay_bench --benchmark_filter=game:1
+//
+// BM_SelfPlay/game/games/simulations/leaves/groups/stall_us: after a warm-up, the worker's counters
+// (its `status`) are read twice, `kWindow` apart; the rates are the differences over the window.
+// game 0 = chess (6x64 network), 1 = Connect Four (4x32). Counters: games/s, moves/s, sims/s
+// (playouts backed up), evals/s (leaves the evaluator answered), mean_batch (the evaluator's).
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ipc/client.h"
+#include "ipc/endpoint.h"
+#include "services/common/service_util.h"
+#include "shm/segment.h"
+#include "tests/ipc/test_util.h"
+
+namespace az::service {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr auto kWarmUp = seconds(5);
+constexpr auto kWindow = seconds(20);
+
+Result<nlohmann::json> Status(const std::string& run_dir, const std::string& service) {
+  AZ_ASSIGN_OR_RETURN(std::string endpoint, ipc::ControlEndpoint(run_dir, service));
+  AZ_ASSIGN_OR_RETURN(
+      ipc::Client client,
+      ipc::Client::Create(
+          {.endpoint = endpoint, .attempt_timeout = milliseconds(2000), .max_attempts = 2}));
+  AZ_ASSIGN_OR_RETURN(ipc::Reply reply, client.Call("status"));
+  return reply.body;
+}
+
+void BM_SelfPlay(benchmark::State& state) {
+  const std::string game = state.range(0) == 0 ? "chess" : "connect4";
+  const std::string games = std::to_string(state.range(1));
+  const std::string simulations = std::to_string(state.range(2));
+  const std::string leaves = std::to_string(state.range(3));
+  const std::string groups = std::to_string(state.range(4));
+  const std::string stall_us = std::to_string(state.range(5));
+  for (auto _ : state) {
+    ipc::testing::TempDir dir;
+    ipc::testing::ChildProcess evaluator(
+        {ipc::testing::BinaryPath("az-evaluator"), "--run-dir", dir.path(), "--game", game,
+         "--stall-us", stall_us, "--metrics-port", "-1", "--log-interval", "0",
+         "--model-events-from", ""},
+        dir.path() + "/evaluator.log", dir.path() + "/evaluator.log");
+    ipc::testing::ChildProcess worker(
+        {ipc::testing::BinaryPath("az-selfplay"), "--run-dir", dir.path(), "--game", game,
+         "--games", games, "--simulations", simulations, "--leaves-per-game", leaves, "--groups",
+         groups, "--metrics-port", "-1", "--log-interval", "0", "--seed", "1"},
+        dir.path() + "/selfplay.log", dir.path() + "/selfplay.log");
+    const bool playing = ipc::testing::WaitFor(
+        [&] {
+          Result<nlohmann::json> s = Status(dir.path(), "selfplay-0");
+          return s.ok() && (*s)["phase"] == "playing";
+        },
+        seconds(60));
+    if (!playing) {
+      state.SkipWithError("the worker never started playing");
+      break;
+    }
+    std::this_thread::sleep_for(kWarmUp);
+    const Result<nlohmann::json> w0 = Status(dir.path(), "selfplay-0");
+    const Result<nlohmann::json> e0 = Status(dir.path(), "evaluator");
+    const auto start = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(kWindow);
+    const Result<nlohmann::json> w1 = Status(dir.path(), "selfplay-0");
+    const Result<nlohmann::json> e1 = Status(dir.path(), "evaluator");
+    const double seconds_elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!w0.ok() || !w1.ok() || !e0.ok() || !e1.ok()) {
+      state.SkipWithError("status failed");
+      break;
+    }
+    state.SetIterationTime(seconds_elapsed);
+    const auto rate = [&](const nlohmann::json& a, const nlohmann::json& b, const char* key) {
+      return (b[key].get<double>() - a[key].get<double>()) / seconds_elapsed;
+    };
+    state.counters["games/s"] = rate(*w0, *w1, "games_finished");
+    state.counters["moves/s"] = rate(*w0, *w1, "moves");
+    state.counters["sims/s"] = rate(*w0, *w1, "simulations_total");
+    state.counters["evals/s"] = rate(*e0, *e1, "positions_evaluated");
+    const double batches = (*e1)["batches"].get<double>() - (*e0)["batches"].get<double>();
+    const double requests = (*e1)["requests"].get<double>() - (*e0)["requests"].get<double>();
+    state.counters["mean_batch"] = batches > 0 ? requests / batches : 0;
+    worker.Signal(SIGTERM);
+    evaluator.Signal(SIGTERM);
+    worker.Wait();
+    evaluator.Wait();
+    (void)shm::Segment::RemoveAll(*RunShmScope(dir.path(), ""));
+  }
+}
+
+void Args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"game", "games", "sims", "leaves", "groups", "stall_us"})
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kSecond);
+}
+
+// Connect Four: the default (64 games, 64 simulations, 1 leaf a game, 2 groups), then one knob at
+// a time: groups, leaves per game, games, the evaluator's stall.
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 1, 300});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 2, 2, 300});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 4, 2, 300});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 30});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 3000});
+// Chess: the default (64 games, 100 simulations).
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({0, 64, 100, 1, 2, 300});
+
+}  // namespace
+}  // namespace az::service
