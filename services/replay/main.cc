@@ -30,6 +30,11 @@ int main(int argc, char** argv) {
   az::replayd::AddReplayOptions(app, config);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    std::cerr << "az-replay: config file: " << e.what()
+              << " (keys are the long flag names, e.g. record-bytes = 1160; az-replay --help "
+                 "lists them)\n";
+    return kExitBadConfig;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::cerr << "az-replay: " << e.what() << "\n";
