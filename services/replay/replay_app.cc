@@ -41,7 +41,8 @@ Status ExplainStoreMismatch(const Status& status, const ReplayConfig& config) {
 
 }  // namespace
 
-ReplayApp::ReplayApp(const ReplayConfig& config) : config_(config) {}
+ReplayApp::ReplayApp(const ReplayConfig& config)
+    : config_(config), config_json_(ConfigToJson(config)) {}
 
 ReplayApp::~ReplayApp() {
   Stop();
@@ -196,6 +197,7 @@ int ReplayApp::metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 
 void ReplayApp::Stop() {
   stop_.store(true, std::memory_order_release);
+  std::lock_guard lock(server_mutex_);  // Run() may be destroying the server right now
   if (server_) server_->RequestShutdown();
 }
 
@@ -239,7 +241,10 @@ Status ReplayApp::Run() {
     if (final_status.ok()) final_status = flushed;
   }
   if (metrics_) metrics_->Update(CollectMetrics());
-  server_.reset();    // flushes queued replies, marks the discovery record stopped
+  {
+    std::lock_guard lock(server_mutex_);
+    server_.reset();  // flushes queued replies, marks the discovery record stopped
+  }
   ingestor_.reset();  // leaves the ring's process table
   sampler_.reset();
   snapshotter_.reset();
@@ -279,7 +284,7 @@ std::string ReplayApp::SnapshotMetadata() const {
   nlohmann::json meta = {{"service", "az-replay"},
                          {"model_version", model_version_.load(std::memory_order_relaxed)},
                          {"rate_limiter", limiter_->State().ToJson()},
-                         {"config", ConfigToJson(config_)}};
+                         {"config", config_json_}};
   return meta.dump();
 }
 

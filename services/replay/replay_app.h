@@ -76,13 +76,16 @@ class ReplayApp {
   void HandleSnapshot(ipc::Request& request, ipc::Responder& responder);
   Result<ipc::Reply> HandleSet(ipc::Request& request);
 
+  // The configuration; sample_timeout and log_level change with `set`, on the server thread only.
   ReplayConfig config_;
+  const nlohmann::json config_json_;  // as started, for snapshot metadata (other threads)
   std::unique_ptr<replay::ReplayStore> store_;
   std::unique_ptr<RateLimiter> limiter_;
   std::unique_ptr<ReplayMetrics> metrics_;
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<Snapshotter> snapshotter_;
   std::unique_ptr<Ingestor> ingestor_;
+  std::mutex server_mutex_;  // guards server_ between Stop() (any thread) and the end of Run()
   std::unique_ptr<ipc::Server> server_;
   nlohmann::json restored_;  // what --restore loaded, for status
 
