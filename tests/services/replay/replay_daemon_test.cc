@@ -16,6 +16,7 @@
 #include "ipc/discovery.h"
 #include "ipc/zmq_context.h"
 #include "services/replay/random_samples.h"
+#include "services/replay/sample_ring.h"
 #include "tests/services/replay/replay_test_util.h"
 
 namespace az::replayd {
@@ -357,6 +358,50 @@ TEST_F(ReplayDaemonTest, SigtermAndShutdownStopCleanlyAndKeepEveryRecord) {
   ASSERT_TRUE(status.ok());
   EXPECT_EQ((*status)["size"], 35);
   EXPECT_EQ((*status)["open_report"]["discarded_uncommitted"], 0);
+}
+
+TEST_F(ReplayDaemonTest, TheRingFeedsTheBufferWithValidSamplesOnlyAndPauseHoldsItBack) {
+  auto daemon = Start({"--capacity", "100"});  // chess samples, validated
+  Result<shm::Ring> ring =
+      OpenSampleRing({.scope = shm_.spec(), .record_bytes = sizeof(sample::ChessSample)});
+  ASSERT_TRUE(ring.ok()) << ring.status().ToString();
+  std::vector<sample::ChessSample> samples = RandomChessSamples(4, {.seed = 8, .model_version = 6});
+  samples[2].policy[0].index = 9999;  // not a move index
+  for (const sample::ChessSample& s : samples) {
+    ASSERT_TRUE(ring->Push(std::as_bytes(std::span(&s, 1)), std::chrono::seconds(10)).ok());
+  }
+  ReplayClient replay = Client(dir_.path());
+  nlohmann::json status;
+  ASSERT_TRUE(WaitFor([&] {
+    Result<nlohmann::json> s = replay.Status();
+    if (s.ok()) status = *s;
+    return s.ok() && status["ring"]["ingested"] == 3 && status["ring"]["rejected"] == 1;
+  })) << status.dump();
+  EXPECT_EQ(status["size"], 3);
+  EXPECT_THAT(status["ring"]["last_rejection"].get<std::string>(), HasSubstr("index"));
+  // The newest provenance seen on the ring is the model version, for staleness.
+  ASSERT_TRUE(WaitFor([&] {
+    Result<nlohmann::json> s = replay.Status();
+    return s.ok() && (*s)["model_version"] == 6;
+  }));
+
+  // Paused, the daemon leaves records in the ring; resumed, it takes them.
+  ASSERT_TRUE(replay.raw().Call("pause").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a take in flight finishes
+  std::vector<sample::ChessSample> more = RandomChessSamples(2, {.seed = 9});
+  for (const sample::ChessSample& s : more) {
+    ASSERT_TRUE(ring->Push(std::as_bytes(std::span(&s, 1)), std::chrono::seconds(10)).ok());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  Result<nlohmann::json> paused = replay.Status();
+  ASSERT_TRUE(paused.ok());
+  EXPECT_EQ((*paused)["size"], 3);
+  EXPECT_EQ((*paused)["ring"]["occupancy"], 2);
+  ASSERT_TRUE(replay.raw().Call("resume").ok());
+  ASSERT_TRUE(WaitFor([&] {
+    Result<nlohmann::json> s = replay.Status();
+    return s.ok() && (*s)["size"] == 5;
+  }));
 }
 
 // GET /metrics on localhost:port.
