@@ -42,9 +42,11 @@ class GameEvalBatcher final : public EvalBatcher {
     Result<std::size_t> first = server_.TakeRequests(max, options_.first_wait, visit);
     if (!first.ok()) return report;  // DeadlineExceeded: nothing came
     const Clock::time_point start = Clock::now();
+    const std::chrono::nanoseconds stall = Stall();
+    report.stall_seconds = Seconds(stall);
     // Keep collecting while requests keep arriving; fire on a stall, a full batch or max_collect.
     while (Taken() < max && Clock::now() - start < options_.max_collect) {
-      if (!server_.TakeRequests(max - Taken(), options_.stall, visit).ok()) break;
+      if (!server_.TakeRequests(max - Taken(), stall, visit).ok()) break;
     }
     const Clock::time_point fired = Clock::now();
     report.collect_seconds = Seconds(fired - start);
@@ -68,6 +70,11 @@ class GameEvalBatcher final : public EvalBatcher {
     }
     const Clock::time_point forwarded = Clock::now();
     report.forward_seconds = Seconds(forwarded - fired);
+    if (report.evaluated > 0) {
+      forward_average_ = forward_average_ == 0
+                             ? report.forward_seconds
+                             : 0.9 * forward_average_ + 0.1 * report.forward_seconds;
+    }
 
     Respond(report);
     report.respond_seconds = Seconds(Clock::now() - forwarded);
@@ -79,6 +86,14 @@ class GameEvalBatcher final : public EvalBatcher {
 
  private:
   std::size_t Taken() const { return records_.size() + invalid_.size(); }
+
+  std::chrono::nanoseconds Stall() const {
+    if (options_.stall_fraction <= 0 || forward_average_ == 0) return options_.stall;
+    const auto adaptive = std::chrono::nanoseconds(
+        static_cast<std::int64_t>(options_.stall_fraction * forward_average_ * 1e9));
+    return std::clamp<std::chrono::nanoseconds>(adaptive, std::chrono::microseconds(5),
+                                                options_.stall);
+  }
 
   void Clear() {
     records_.clear();
@@ -153,6 +168,7 @@ class GameEvalBatcher final : public EvalBatcher {
   BatchOptions options_;
   service::EvalRequest<G> request_{};
   std::uint64_t invalid_logged_ = 0;
+  double forward_average_ = 0;  // seconds per batch in the network, exponentially averaged
   // The batch being collected: valid requests' records and envelopes, the CSR legal lists.
   std::vector<typename G::Record> records_;
   std::vector<shm::Envelope> envelopes_;
@@ -186,6 +202,9 @@ Result<std::unique_ptr<EvalBatcher>> CreateEvalBatcher(service::GameKind game,
   if (options.max_batch < 1 || options.max_batch > 65536) {
     return InvalidArgument("max batch " + std::to_string(options.max_batch) +
                            " is not in 1..65536");
+  }
+  if (!(options.stall_fraction >= 0 && options.stall_fraction <= 1)) {
+    return InvalidArgument("stall fraction must be in [0, 1]");
   }
   if (options.stall.count() < 0 || options.max_collect.count() < 0 ||
       options.first_wait.count() <= 0 || options.respond_timeout.count() < 0) {

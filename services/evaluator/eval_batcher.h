@@ -4,9 +4,12 @@
 // all worker processes, runs the network on it and answers every request.
 //
 //   wait up to first_wait for the first request (so the caller's loop can notice shutdown and new
-//   models); then keep taking while requests keep arriving: each wait for more lasts at most
-//   `stall`, and the batch fires when one passes with nothing new, when it holds max_batch, or
-//   when it has been collecting for max_collect;
+//   models); then keep taking while requests keep arriving: each wait for more lasts at most the
+//   stall, and the batch fires when one passes with nothing new, when it holds max_batch, or
+//   when it has been collecting for max_collect. The stall is `stall`, or stall_fraction of the
+//   network's recent time per batch when that is shorter: waiting is worth it only while it is
+//   small next to the work it batches (a 1x8 network answers a batch in 0.6 ms, where a 300 us
+//   stall cost a quarter of the throughput; docs/evaluator.md);
 //   validate each request (a bad one is answered kInvalidRequest, never evaluated);
 //   encode each record straight into the batch tensor (nn::Network's encoder callback), one
 //   Forward with the legal-move lists (priors = softmax over each position's legal moves);
@@ -29,6 +32,9 @@ namespace az::evaluator {
 struct BatchOptions {
   int max_batch = 256;
   std::chrono::microseconds stall{300};
+  // The stall is at most this fraction of the network's time per batch (an exponential average);
+  // 0: always `stall`.
+  double stall_fraction = 0.05;
   std::chrono::microseconds max_collect{20000};
   std::chrono::milliseconds first_wait{100};
   // How long one answer may wait for room in a worker's response ring (a worker that stopped
@@ -47,6 +53,7 @@ struct BatchReport {
   double collect_seconds = 0;  // from the first request to firing
   double forward_seconds = 0;  // encoding + Forward
   double respond_seconds = 0;
+  double stall_seconds = 0;  // the stall this batch collected with
 };
 
 class EvalBatcher {

@@ -83,6 +83,7 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
   BatchOptions batch;
   batch.max_batch = c.max_batch;
   batch.stall = FromMicros<std::chrono::microseconds>(c.stall_us);
+  batch.stall_fraction = c.stall_fraction;
   batch.max_collect = FromMicros<std::chrono::microseconds>(c.max_collect_ms * 1000);
   batch.first_wait = FromMicros<std::chrono::milliseconds>(c.first_wait_ms * 1000);
   batch.respond_timeout = FromMicros<std::chrono::milliseconds>(c.respond_timeout_ms * 1000);
@@ -279,6 +280,7 @@ void EvaluatorApp::Publish(const BatchReport* report) {
     counters_.collect_seconds += report->collect_seconds;
     counters_.forward_seconds += report->forward_seconds;
     counters_.respond_seconds += report->respond_seconds;
+    counters_.stall_seconds += report->stall_seconds;
   }
   if (report != nullptr && metrics_) metrics_->ObserveBatch(*report);
   // The channel's stats cost a pass over a few atomics; a few times a second is plenty.
@@ -324,7 +326,8 @@ void EvaluatorApp::LogRates() {
                 << (batches > 0 ? positions / batches : 0.0) << " (ms per batch: collect "
                 << per_batch_ms(c.collect_seconds, logged_.collect_seconds) << ", network "
                 << per_batch_ms(c.forward_seconds, logged_.forward_seconds) << ", answers "
-                << per_batch_ms(c.respond_seconds, logged_.respond_seconds) << "); waiting "
+                << per_batch_ms(c.respond_seconds, logged_.respond_seconds) << ", stall "
+                << per_batch_ms(c.stall_seconds, logged_.stall_seconds) << "); waiting "
                 << t.requests_waiting << ", model version " << t.model_version
                 << ", stale requests " << t.stale_requests << ", invalid " << t.invalid_requests;
   logged_ = c;

@@ -73,6 +73,7 @@ class EvaluatorApp {
     double collect_seconds = 0;
     double forward_seconds = 0;
     double respond_seconds = 0;
+    double stall_seconds = 0;
   };
 
   explicit EvaluatorApp(const EvaluatorConfig& config) : config_(config) {}

@@ -49,6 +49,11 @@ void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& c) {
                  "fire the batch once no request arrived for this many microseconds")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
+  app.add_option("--stall-fraction", c.stall_fraction,
+                 "shorten the stall to this fraction of the network's recent time per batch; 0: "
+                 "always --stall-us")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--max-collect-ms", c.max_collect_ms,
                  "fire the batch after collecting for this many milliseconds at most")
       ->check(CLI::Range(0.0, 1e4))
@@ -133,6 +138,7 @@ nlohmann::json ConfigToJson(const EvaluatorConfig& c) {
           {"seed", c.seed},
           {"max_batch", c.max_batch},
           {"stall_us", c.stall_us},
+          {"stall_fraction", c.stall_fraction},
           {"max_collect_ms", c.max_collect_ms},
           {"first_wait_ms", c.first_wait_ms},
           {"respond_timeout_ms", c.respond_timeout_ms},

@@ -32,9 +32,10 @@ struct EvaluatorConfig {
 
   // Batching.
   int max_batch = 256;
-  double stall_us = 300;       // fire when no request arrived for this long
-  double max_collect_ms = 20;  // fire after collecting for this long at most
-  double first_wait_ms = 100;  // longest wait for a batch's first request
+  double stall_us = 300;         // fire when no request arrived for this long (at most)
+  double stall_fraction = 0.05;  // ... or this fraction of the network's time per batch
+  double max_collect_ms = 20;    // fire after collecting for this long at most
+  double first_wait_ms = 100;    // longest wait for a batch's first request
   double respond_timeout_ms = 50;
 
   // The channel (used when this evaluator creates it; an existing one keeps its own).

@@ -4,21 +4,27 @@
 //   build/bin/selfplay_bench                    # about 3 minutes
 //   build/bin/selfplay_bench --benchmark_filter=game:1
 //
-// BM_SelfPlay/game/games/simulations/leaves/groups/stall_us: after a warm-up, the worker's counters
-// (its `status`) are read twice, `kWindow` apart; the rates are the differences over the window.
-// game 0 = chess (6x64 network), 1 = Connect Four (4x32). Counters: games/s, moves/s, sims/s
-// (playouts backed up), evals/s (leaves the evaluator answered), mean_batch (the evaluator's).
+// BM_SelfPlay/game/games/simulations/leaves/groups/stall_us/tiny/fraction%: after a warm-up, the
+// worker's counters (its `status`) are read twice, `kWindow` apart; the rates are the differences
+// over the window. game 0 = chess (6x64 network), 1 = Connect Four (4x32); tiny 1 = a 1x8 network
+// instead. Counters: games/s, moves/s, sims/s (playouts backed up), evals/s (leaves the evaluator
+// answered), mean_batch (the evaluator's).
 
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/nn/network.h"
+#include "core/sample/chess_sample.h"
+#include "core/sample/connect_four_sample.h"
 #include "ipc/client.h"
 #include "ipc/endpoint.h"
+#include "services/common/sample_ring.h"
 #include "services/common/service_util.h"
 #include "shm/segment.h"
 #include "tests/ipc/test_util.h"
@@ -32,7 +38,7 @@ using std::chrono::seconds;
 constexpr auto kWarmUp = seconds(5);
 constexpr auto kWindow = seconds(20);
 
-Result<nlohmann::json> Status(const std::string& run_dir, const std::string& service) {
+Result<nlohmann::json> ServiceStatus(const std::string& run_dir, const std::string& service) {
   AZ_ASSIGN_OR_RETURN(std::string endpoint, ipc::ControlEndpoint(run_dir, service));
   AZ_ASSIGN_OR_RETURN(
       ipc::Client client,
@@ -49,13 +55,56 @@ void BM_SelfPlay(benchmark::State& state) {
   const std::string leaves = std::to_string(state.range(3));
   const std::string groups = std::to_string(state.range(4));
   const std::string stall_us = std::to_string(state.range(5));
+  const bool tiny = state.range(6) != 0;
+  // range(7): the stall fraction in percent.
+  const std::string fraction = std::to_string(state.range(7) / 100.0);
   for (auto _ : state) {
     ipc::testing::TempDir dir;
-    ipc::testing::ChildProcess evaluator(
-        {ipc::testing::BinaryPath("az-evaluator"), "--run-dir", dir.path(), "--game", game,
-         "--stall-us", stall_us, "--metrics-port", "-1", "--log-interval", "0",
-         "--model-events-from", ""},
-        dir.path() + "/evaluator.log", dir.path() + "/evaluator.log");
+    std::vector<std::string> evaluator_args = {ipc::testing::BinaryPath("az-evaluator"),
+                                               "--run-dir",
+                                               dir.path(),
+                                               "--game",
+                                               game,
+                                               "--stall-us",
+                                               stall_us,
+                                               "--metrics-port",
+                                               "-1",
+                                               "--log-interval",
+                                               "0",
+                                               "--model-events-from",
+                                               ""};
+    if (tiny) {
+      // A 1x8 network: an evaluator many times faster, as a GPU would be, so that the worker's
+      // own time shows.
+      nn::NetConfig net =
+          game == "chess" ? nn::NetConfig::ChessSmall() : nn::NetConfig::ConnectFour();
+      net.blocks = 1;
+      net.filters = 8;
+      net.value_hidden = 16;
+      nn::NetworkOptions options{.net = net};
+      options.runtime.device = nn::DeviceChoice::kCpu;
+      const Status saved =
+          (*nn::Network::Create(options))->SaveWeights(dir.path() + "/tiny.azw", 1);
+      if (!saved.ok()) state.SkipWithError(saved.ToString().c_str());
+      evaluator_args.push_back("--model");
+      evaluator_args.push_back(dir.path() + "/tiny.azw");
+    }
+    ipc::testing::ChildProcess evaluator(evaluator_args, dir.path() + "/evaluator.log",
+                                         dir.path() + "/evaluator.log");
+    // The replay daemon's part: take the samples out of the ring, or the worker waits for room.
+    const std::uint32_t sample_bytes =
+        game == "chess" ? sizeof(sample::ChessSample) : sizeof(sample::ConnectFourSample);
+    Result<shm::Ring> ring =
+        OpenSampleRing(*RunShmScope(dir.path(), ""), {.record_bytes = sample_bytes});
+    if (!ring.ok()) {
+      state.SkipWithError(ring.status().ToString().c_str());
+      break;
+    }
+    std::atomic<bool> done{false};
+    std::thread drain([&] {
+      std::vector<std::byte> buffer(64 * sample_bytes);
+      while (!done.load()) (void)ring->Pop(buffer, milliseconds(100));
+    });
     ipc::testing::ChildProcess worker(
         {ipc::testing::BinaryPath("az-selfplay"), "--run-dir", dir.path(), "--game", game,
          "--games", games, "--simulations", simulations, "--leaves-per-game", leaves, "--groups",
@@ -63,25 +112,29 @@ void BM_SelfPlay(benchmark::State& state) {
         dir.path() + "/selfplay.log", dir.path() + "/selfplay.log");
     const bool playing = ipc::testing::WaitFor(
         [&] {
-          Result<nlohmann::json> s = Status(dir.path(), "selfplay-0");
+          Result<nlohmann::json> s = ServiceStatus(dir.path(), "selfplay-0");
           return s.ok() && (*s)["phase"] == "playing";
         },
         seconds(60));
     if (!playing) {
       state.SkipWithError("the worker never started playing");
+      done.store(true);
+      drain.join();
       break;
     }
     std::this_thread::sleep_for(kWarmUp);
-    const Result<nlohmann::json> w0 = Status(dir.path(), "selfplay-0");
-    const Result<nlohmann::json> e0 = Status(dir.path(), "evaluator");
+    const Result<nlohmann::json> w0 = ServiceStatus(dir.path(), "selfplay-0");
+    const Result<nlohmann::json> e0 = ServiceStatus(dir.path(), "evaluator");
     const auto start = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(kWindow);
-    const Result<nlohmann::json> w1 = Status(dir.path(), "selfplay-0");
-    const Result<nlohmann::json> e1 = Status(dir.path(), "evaluator");
+    const Result<nlohmann::json> w1 = ServiceStatus(dir.path(), "selfplay-0");
+    const Result<nlohmann::json> e1 = ServiceStatus(dir.path(), "evaluator");
     const double seconds_elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!w0.ok() || !w1.ok() || !e0.ok() || !e1.ok()) {
       state.SkipWithError("status failed");
+      done.store(true);
+      drain.join();
       break;
     }
     state.SetIterationTime(seconds_elapsed);
@@ -99,12 +152,14 @@ void BM_SelfPlay(benchmark::State& state) {
     evaluator.Signal(SIGTERM);
     worker.Wait();
     evaluator.Wait();
+    done.store(true);
+    drain.join();
     (void)shm::Segment::RemoveAll(*RunShmScope(dir.path(), ""));
   }
 }
 
 void Args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"game", "games", "sims", "leaves", "groups", "stall_us"})
+  b->ArgNames({"game", "games", "sims", "leaves", "groups", "stall_us", "tiny", "fraction%"})
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kSecond);
@@ -112,15 +167,26 @@ void Args(benchmark::internal::Benchmark* b) {
 
 // Connect Four: the default (64 games, 64 simulations, 1 leaf a game, 2 groups), then one knob at
 // a time: groups, leaves per game, games, the evaluator's stall.
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 1, 300});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 2, 2, 300});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 4, 2, 300});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 30});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 3000});
-// Chess: the default (64 games, 100 simulations).
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({0, 64, 100, 1, 2, 300});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 1, 300, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 2, 2, 300, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 4, 2, 300, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 30, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 3000, 0, 0});
+// With a 1x8 network (a fast evaluator): groups and leaves per game again.
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 1, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 1, 300, 1, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 2, 2, 300, 1, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 1, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 30, 1, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 100, 1, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 1000, 1, 0});
+// The default adaptive stall, both networks, and chess's default (64 games, 100 simulations).
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 0, 5});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 1, 5});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 1, 5});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({0, 64, 100, 1, 2, 300, 0, 5});
 
 }  // namespace
 }  // namespace az::service
