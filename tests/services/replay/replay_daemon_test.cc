@@ -226,7 +226,6 @@ TEST_F(ReplayDaemonTest, RateLimiterBlocksSamplesUntilInsertsCatchUpAndTimesOutW
     Result<nlohmann::json> s = observer.Status();
     return s.ok() && (*s)["sample_waiting"] == 1;
   }));
-  EXPECT_FALSE(waited.has_value());
   ASSERT_TRUE(replay.Insert(IdRecords(9, 1, 32)).ok());  // the 10th record releases it
   learner.join();
   ASSERT_TRUE(waited->ok()) << waited->status().ToString();
