@@ -24,6 +24,8 @@ std::chrono::milliseconds Millis(double seconds) {
 
 // How often a condition that lasts (waiting for the replay daemon, malformed records) is logged.
 constexpr double kRepeatLogSeconds = 10;
+// The loss averages in `status` follow about this many steps.
+constexpr std::uint64_t kLossAverageSteps = 50;
 // LibTorch failing on this many batches in a row is not a bad batch: it is the learner.
 constexpr int kMaxTrainErrorsInARow = 10;
 
@@ -193,6 +195,12 @@ nlohmann::json LearnerApp::StatusJson() {
           {"policy_loss", s.policy_loss},
           {"value_loss", s.value_loss},
           {"grad_norm", s.grad_norm},
+          {"loss_avg", s.loss_avg},
+          {"policy_loss_avg", s.policy_loss_avg},
+          {"value_loss_avg", s.value_loss_avg},
+          {"initial_loss", s.initial_loss},
+          {"initial_policy_loss", s.initial_policy_loss},
+          {"initial_value_loss", s.initial_value_loss},
           {"samples_per_second", s.samples_per_second},
           {"samples_trained", s.samples_trained},
           {"samples_drawn", s.samples_drawn},
@@ -410,6 +418,17 @@ Result<bool> LearnerApp::Step() {
   snapshot_.policy_loss = stats.policy_loss;
   snapshot_.value_loss = stats.value_loss;
   snapshot_.grad_norm = stats.grad_norm;
+  // The first steps average plainly, then the weight settles at 1/50.
+  const double weight = 1.0 / static_cast<double>(std::min<std::uint64_t>(
+                                  ++snapshot_.averaged_steps, kLossAverageSteps));
+  snapshot_.loss_avg += weight * (stats.loss - snapshot_.loss_avg);
+  snapshot_.policy_loss_avg += weight * (stats.policy_loss - snapshot_.policy_loss_avg);
+  snapshot_.value_loss_avg += weight * (stats.value_loss - snapshot_.value_loss_avg);
+  if (snapshot_.averaged_steps <= kLossAverageSteps) {
+    snapshot_.initial_loss = snapshot_.loss_avg;
+    snapshot_.initial_policy_loss = snapshot_.policy_loss_avg;
+    snapshot_.initial_value_loss = snapshot_.value_loss_avg;
+  }
   snapshot_.samples_trained += decoded_.samples.size();
   return true;
 }

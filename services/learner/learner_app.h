@@ -82,6 +82,16 @@ class LearnerApp {
     double policy_loss = 0;
     double value_loss = 0;
     double grad_norm = 0;
+    // Exponential moving averages over about 50 steps: the trend, without one batch's noise.
+    double loss_avg = 0;
+    double policy_loss_avg = 0;
+    double value_loss_avg = 0;
+    std::uint64_t averaged_steps = 0;
+    // The plain mean of this process's first steps (kLossAverageSteps of them), kept: the
+    // starting point of the trend.
+    double initial_loss = 0;
+    double initial_policy_loss = 0;
+    double initial_value_loss = 0;
     double samples_per_second = 0;
     std::uint64_t samples_trained = 0;
     std::uint64_t samples_drawn = 0;
