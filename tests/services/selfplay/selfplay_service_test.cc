@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -209,6 +210,12 @@ TEST(SelfPlayServiceTest, ChessGamesPushValidSamplesOfLegalMoves) {
   EXPECT_EQ(evaluator.Terminate(), 0) << evaluator.Log();
 }
 
+// The number N of "stopping: N games" in a worker's log; -1 when absent.
+int GamesAtStop(const std::string& log) {
+  const std::size_t at = log.find("stopping: ");
+  return at == std::string::npos ? -1 : std::atoi(log.c_str() + at + 10);
+}
+
 TEST(SelfPlayServiceTest, RecoversWhenTheEvaluatorIsKilledAndRestarted) {
   RunDir run;
   WriteNetwork(run.File("c4.azw"), TinyNet(nn::NetConfig::ConnectFour()), 3, 5);
@@ -216,28 +223,40 @@ TEST(SelfPlayServiceTest, RecoversWhenTheEvaluatorIsKilledAndRestarted) {
                                                    "connect4",       "--model",  run.File("c4.azw"),
                                                    "--metrics-port", "-1"};
   auto evaluator = std::make_unique<Service>(run, "az-evaluator", "evaluator", evaluator_args);
+  // Plays until stopped; the test takes the samples out of the ring as the daemon would.
   Service worker(
       run, "az-selfplay", "selfplay",
-      Args(run, "connect4",
-           {"--games", "8", "--simulations", "24", "--max-games", "24", "--eval-timeout", "1"}));
-  ASSERT_TRUE(WaitForWorker(run, [](const nlohmann::json& s) {
-    return s["games_finished"].get<int>() >= 1;
-  })) << worker.Log();
-  // Its metrics move meanwhile.
-  const nlohmann::json status = ControlClient(run, "selfplay-0").Call("status")->body;
-  EXPECT_EQ(status["phase"], "playing");
+      Args(run, "connect4", {"--games", "8", "--simulations", "24", "--eval-timeout", "1"}));
+  shm::Ring ring = SampleRing<sample::ConnectFourSample>(run);
+  std::vector<sample::ConnectFourSample> samples;
+  int finished = 0;
+  const auto games_reach = [&](int games) {
+    return WaitForWorker(run, [&](const nlohmann::json& s) {
+      Drain(ring, samples);
+      finished = s["games_finished"].get<int>();
+      return finished >= games;
+    });
+  };
+  ASSERT_TRUE(games_reach(2)) << worker.Log();
+  EXPECT_EQ(ControlClient(run, "selfplay-0").Call("status")->body["phase"], "playing");
 
   // SIGKILL: the requests it held are lost; the worker times out, resets and resubmits.
   evaluator->process().Kill();
   ASSERT_TRUE(
       WaitFor([&] { return worker.Log().find("resubmitted") != std::string::npos; }, seconds(30)))
       << worker.Log();
+  ASSERT_TRUE(games_reach(0));
+  const int before_restart = finished;
   evaluator = std::make_unique<Service>(run, "az-evaluator", "evaluator2", evaluator_args);
-  ASSERT_EQ(worker.WaitExit(seconds(90)), 0) << worker.Log();
-  shm::Ring ring = SampleRing<sample::ConnectFourSample>(run);
-  std::vector<sample::ConnectFourSample> samples;
+  ASSERT_TRUE(games_reach(before_restart + 4)) << worker.Log();
+  const nlohmann::json status = ControlClient(run, "selfplay-0").Call("status")->body;
+  EXPECT_GE(status["eval_timeouts"].get<int>(), 1);
+  ASSERT_EQ(worker.Terminate(), 0) << worker.Log();
   Drain(ring, samples);
-  CheckConnectFourGames(samples, 24, 5);
+  // Every game the worker finished, before and after the restart, is in the ring, whole.
+  const int games = GamesAtStop(worker.Log());
+  ASSERT_GE(games, before_restart + 4) << worker.Log();
+  CheckConnectFourGames(samples, static_cast<std::size_t>(games), 5);
   EXPECT_EQ(evaluator->Terminate(), 0) << evaluator->Log();
 }
 
