@@ -41,6 +41,7 @@ void Sampler::Stop() {
     stats_.waiting = 0;
   }
   limiter_.Wake();
+  work_.notify_all();
   prefetch_done_.notify_all();
   if (worker_.joinable()) worker_.join();
   for (Waiting& w : waiting) {
@@ -87,7 +88,8 @@ void Sampler::Submit(const SampleArgs& args, ipc::Responder responder) {
       waiting_.push_back({args, std::move(responder), now, now + args.timeout});
       ++stats_.waited;
       limiter_.CountSampleWait();
-      limiter_.Wake();
+      limiter_.Wake();  // the worker may be waiting on the limiter until a later deadline
+      work_.notify_all();
       return;
     }
   }
@@ -114,6 +116,7 @@ void Sampler::Submit(const SampleArgs& args, ipc::Responder responder) {
   }
   limiter_.CountSampleWait();
   limiter_.Wake();
+  work_.notify_all();
 }
 
 Result<ipc::Reply> Sampler::Serve(const SampleArgs& args, replay::Rng& rng, double waited_ms) {
@@ -145,7 +148,7 @@ Result<ipc::Reply> Sampler::Serve(const SampleArgs& args, replay::Rng& rng, doub
     if (prefetched) ++stats_.prefetch_hits;
     if (options_.prefetch) prefetch_wanted_ = args;
   }
-  limiter_.Wake();  // the worker draws the next batch ahead
+  work_.notify_all();  // the worker draws the next batch ahead
   return reply;
 }
 
@@ -252,6 +255,13 @@ void Sampler::Loop() {
       prefetching_.reset();
       if (drawn.ok()) prefetched_.emplace(std::move(drawn).value());
       prefetch_done_.notify_all();
+      continue;
+    }
+    if (waiting_.empty()) {
+      // Nothing waits for the limiter: sleep on our own condition, not on every insert.
+      work_.wait_until(lock, wake_at, [&] {
+        return stop_ || !waiting_.empty() || (prefetch_wanted_ && options_.prefetch);
+      });
       continue;
     }
     lock.unlock();

@@ -115,6 +115,7 @@ class Sampler {
 
   mutable std::mutex mutex_;
   std::condition_variable prefetch_done_;
+  std::condition_variable work_;  // a request to wait for, a batch to draw ahead, or Stop()
   SamplerOptions options_;
   bool stop_ = false;
   std::deque<Waiting> waiting_;
