@@ -403,6 +403,18 @@ TEST_F(ReplayDaemonTest, TheRingFeedsTheBufferWithValidSamplesOnlyAndPauseHoldsI
   }));
 }
 
+TEST_F(ReplayDaemonTest, ASecondDaemonOnTheSameStoreIsRefusedAndTheFirstKeepsServing) {
+  auto first = Start(BytesLayout(100));
+  std::vector<std::string> args = BytesLayout(100);
+  args.insert(args.end(), {"--shm-scope", shm_.spec(), "--metrics-port", "-1"});
+  Daemon second(dir_.path(), args);
+  EXPECT_EQ(second.process().Wait(), 1);
+  EXPECT_THAT(second.LogText(), HasSubstr("another az-replay is using this store"));
+  Result<nlohmann::json> status = Client(dir_.path()).Status();
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_EQ((*status)["pid"], first->process().pid());
+}
+
 // GET /metrics on localhost:port.
 std::string Scrape(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
