@@ -221,7 +221,9 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"eval_errors", c.eval_errors},
           {"stale_responses", channel_.stale_responses_dropped},
           {"generation", channel_.generation},
-          {"model_version", c.model_version}};
+          {"model_version", c.model_version},
+          {"search_seconds", c.search_seconds},
+          {"eval_wait_seconds", c.wait_seconds}};
 }
 
 }  // namespace az::selfplay

@@ -105,12 +105,15 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       return Status::Ok();
     }
+    const Clock::time_point wait_start = Clock::now();
     AZ_RETURN_IF_ERROR(WaitFor(oldest));
+    const Clock::time_point answered = Clock::now();
+    counters_.wait_seconds += std::chrono::duration<double>(answered - wait_start).count();
     Group& group = groups_[oldest];
     group.in_flight = false;
     ++counters_.rounds;
     if (observer_.round_trip) {
-      observer_.round_trip(std::chrono::duration<double>(Clock::now() - group.submitted).count());
+      observer_.round_trip(std::chrono::duration<double>(answered - group.submitted).count());
     }
     for (int index : group.slots) {
       Slot& slot = slots_[index];
@@ -125,6 +128,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       }
       CountPlayouts(slot);
     }
+    counters_.search_seconds += std::chrono::duration<double>(Clock::now() - answered).count();
     if (!paused_.load(std::memory_order_acquire)) AZ_RETURN_IF_ERROR(PrepareAndSubmit(oldest));
     PublishCounters();
     return Status::Ok();
@@ -275,6 +279,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   Status PrepareAndSubmit(int g) {
     Group& group = groups_[g];
     group.entries.clear();
+    const Clock::time_point start = Clock::now();
     for (int index : group.slots) {
       Slot& slot = slots_[index];
       AZ_RETURN_IF_ERROR(Advance(slot));
@@ -282,6 +287,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       const int n = static_cast<int>(slot.search->leaves().size());
       for (int leaf = 0; leaf < n; ++leaf) group.entries.push_back({index, leaf});
     }
+    counters_.search_seconds += std::chrono::duration<double>(Clock::now() - start).count();
     PublishCounters();
     if (group.entries.empty()) return Status::Ok();
     group.in_flight = true;

@@ -68,6 +68,10 @@ struct EngineCounters {
   std::uint64_t results[3] = {};      // first player won, second player won, draw
   std::uint64_t model_version = 0;    // of the latest answer
   std::uint64_t games_in_progress = 0;
+  // Where the engine's thread spent its time: searching (backing up, playing moves, gathering,
+  // building samples and pushing them) and waiting for eval answers (submitting included).
+  double search_seconds = 0;
+  double wait_seconds = 0;
 };
 
 enum class GameResultKind { kFirstPlayerWins = 0, kSecondPlayerWins = 1, kDraw = 2 };

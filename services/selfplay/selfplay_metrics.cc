@@ -74,6 +74,10 @@ struct SelfPlayMetrics::Families {
                                     "Eval answers for an earlier generation, dropped")),
         requests(MakeCounter(r, "az_selfplay_eval_requests_total",
                              "Eval requests submitted (resubmissions included)")),
+        search_seconds(MakeCounter(r, "az_selfplay_search_seconds_total",
+                                   "Time the worker spent searching (MCTS, moves, samples)")),
+        wait_seconds(MakeCounter(r, "az_selfplay_eval_wait_seconds_total",
+                                 "Time the worker spent waiting for eval answers")),
         in_progress(MakeGauge(r, "az_selfplay_games_in_progress", "Games being played")),
         model_version(
             MakeGauge(r, "az_selfplay_model_version", "Model version of the latest eval answer")),
@@ -98,6 +102,8 @@ struct SelfPlayMetrics::Families {
   Counter& eval_errors;
   Counter& stale_responses;
   Counter& requests;
+  Counter& search_seconds;
+  Counter& wait_seconds;
   Gauge& in_progress;
   Gauge& model_version;
   Gauge& ring_occupancy;
@@ -127,6 +133,8 @@ void SelfPlayMetrics::Update(const EngineCounters& c, const shm::ChannelClientSt
   AdvanceTo(m_->eval_errors, static_cast<double>(c.eval_errors));
   AdvanceTo(m_->stale_responses, static_cast<double>(channel.stale_responses_dropped));
   AdvanceTo(m_->requests, static_cast<double>(c.requests_submitted));
+  AdvanceTo(m_->search_seconds, c.search_seconds);
+  AdvanceTo(m_->wait_seconds, c.wait_seconds);
   m_->in_progress.Set(static_cast<double>(c.games_in_progress));
   m_->model_version.Set(static_cast<double>(c.model_version));
   m_->ring_occupancy.Set(static_cast<double>(samples.occupancy));

@@ -145,6 +145,8 @@ void BM_SelfPlay(benchmark::State& state) {
     state.counters["moves/s"] = rate(*w0, *w1, "moves");
     state.counters["sims/s"] = rate(*w0, *w1, "simulations_total");
     state.counters["evals/s"] = rate(*e0, *e1, "positions_evaluated");
+    // The share of the worker's thread spent searching (the rest: waiting for answers).
+    state.counters["search%"] = 100 * rate(*w0, *w1, "search_seconds");
     const double batches = (*e1)["batches"].get<double>() - (*e0)["batches"].get<double>();
     const double requests = (*e1)["requests"].get<double>() - (*e0)["requests"].get<double>();
     state.counters["mean_batch"] = batches > 0 ? requests / batches : 0;
