@@ -24,6 +24,8 @@ std::chrono::milliseconds Millis(double seconds) {
 
 // How often a condition that lasts (waiting for the replay daemon, malformed records) is logged.
 constexpr double kRepeatLogSeconds = 10;
+// samples/s in `status` and the metrics is measured over this many seconds.
+constexpr double kRateSeconds = 5;
 // The loss averages in `status` follow about this many steps.
 constexpr std::uint64_t kLossAverageSteps = 50;
 // LibTorch failing on this many batches in a row is not a bad batch: it is the learner.
@@ -229,6 +231,7 @@ Status LearnerApp::Run() {
     AZ_RETURN_IF_ERROR(PublishModel());
   }
   last_log_ = Clock::now();
+  last_rate_ = last_log_;
   step_at_last_log_ = trainer_->counters().steps;
   Status status;
   while (!stop_.load(std::memory_order_acquire) && !server_->shutdown_requested()) {
@@ -265,6 +268,7 @@ Status LearnerApp::Run() {
         }
       }
     }
+    UpdateRate();
     LogProgress(false);
   }
   {
@@ -565,6 +569,18 @@ void LearnerApp::ServeCheckpointRequests() {
   }
 }
 
+void LearnerApp::UpdateRate() {
+  const double elapsed = SecondsSince(last_rate_);
+  if (elapsed < kRateSeconds) return;
+  std::lock_guard lock(status_mutex_);
+  const double rate =
+      static_cast<double>(snapshot_.samples_trained - samples_at_last_rate_) / elapsed;
+  snapshot_.samples_per_second = rate;
+  samples_at_last_rate_ = snapshot_.samples_trained;
+  last_rate_ = Clock::now();
+  if (metrics_) metrics_->SetSamplesPerSecond(rate);
+}
+
 void LearnerApp::LogProgress(bool force) {
   const double elapsed = SecondsSince(last_log_);
   if (!force && (config_.log_interval <= 0 || elapsed < config_.log_interval)) return;
@@ -579,11 +595,6 @@ void LearnerApp::LogProgress(bool force) {
   last_log_ = Clock::now();
   samples_at_last_log_ = s.samples_trained;
   step_at_last_log_ = s.step;
-  if (metrics_) metrics_->SetSamplesPerSecond(rate);
-  {
-    std::lock_guard lock(status_mutex_);
-    snapshot_.samples_per_second = rate;
-  }
   if (steps == 0 && !force) return;  // the waiting lines say what is going on
   std::ostringstream line;
   line << std::fixed << std::setprecision(4) << "step " << s.step << " (+" << steps << ") loss "

@@ -125,6 +125,7 @@ class LearnerApp {
   Result<std::string> WriteCheckpoint(std::string_view why);
   void ServeCheckpointRequests();
   void LogProgress(bool force);
+  void UpdateRate();
 
   LearnerConfig config_;
   std::unique_ptr<nn::Trainer> trainer_;
@@ -159,6 +160,8 @@ class LearnerApp {
   std::chrono::steady_clock::time_point wait_logged_;
   std::chrono::steady_clock::time_point wait_started_;
   std::chrono::steady_clock::time_point last_log_;
+  std::chrono::steady_clock::time_point last_rate_;
+  std::uint64_t samples_at_last_rate_ = 0;
   std::uint64_t samples_at_last_log_ = 0;
   std::uint64_t step_at_last_log_ = 0;
 };

@@ -72,7 +72,7 @@ struct LearnerMetrics::Families {
         samples(MakeCounter(r, "az_learner_samples_trained_total",
                             "Samples in the optimizer steps taken")),
         samples_per_second(MakeGauge(r, "az_learner_samples_per_second",
-                                     "Samples trained per second over the last log interval")),
+                                     "Samples trained per second over the last 5 seconds")),
         staleness(MakeHistogram(r, "az_learner_sample_staleness_model_versions",
                                 "Model versions between the network that produced a trained "
                                 "sample and the learner's newest published model",

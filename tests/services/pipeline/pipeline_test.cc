@@ -1,0 +1,167 @@
+// The whole pipeline as a user starts it: scripts/run (with the binaries of this build) starts the
+// four real services under a real supervisord on Connect Four with tiny settings. Games are played,
+// samples reach the buffer, the learner steps and publishes a model, the evaluator picks it up;
+// the replay daemon is killed with SIGKILL and supervisord restarts it with its buffer; Ctrl-C
+// stops the run, which still measures what was learned and leaves no process behind.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "ipc/client.h"
+#include "ipc/discovery.h"
+#include "ipc/endpoint.h"
+#include "shm/scope.h"
+#include "shm/segment.h"
+#include "tests/ipc/test_util.h"
+
+namespace az::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using ipc::testing::ChildProcess;
+using ipc::testing::TempDir;
+using ipc::testing::WaitFor;
+using ::testing::HasSubstr;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Generous: the box may be loaded; none of these is a timing assertion.
+constexpr auto kLimit = std::chrono::seconds(120);
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    // Whatever happened, no shared memory of the run stays behind.
+    if (Result<std::string> prefix = ipc::RunShmPrefix(run_dir_); prefix.ok()) {
+      if (Result<shm::Scope> scope = shm::Scope::Prefix(*prefix); scope.ok()) {
+        (void)shm::Segment::RemoveAll(*scope);
+      }
+    }
+  }
+
+  // The `status` reply of a service of the run, or an empty object.
+  nlohmann::json Status(const std::string& service) const {
+    Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(run_dir_, service);
+    if (!info.ok() || info->state != "running") return nlohmann::json::object();
+    Result<ipc::Client> client = ipc::Client::Create({.endpoint = info->control_endpoint,
+                                                      .attempt_timeout = std::chrono::seconds(2),
+                                                      .max_attempts = 1});
+    if (!client.ok()) return nlohmann::json::object();
+    Result<ipc::Reply> reply = client->Call("status");
+    return reply.ok() ? reply->body : nlohmann::json::object();
+  }
+
+  // Waits until `condition` holds on the service's status.
+  bool WaitForStatus(const std::string& service,
+                     const std::function<bool(const nlohmann::json&)>& condition) {
+    return WaitFor(
+        [&] {
+          const nlohmann::json status = Status(service);
+          return !status.empty() && condition(status);
+        },
+        kLimit);
+  }
+
+  TempDir dir_;
+  std::string run_dir_ = dir_.path() + "/run";
+};
+
+TEST_F(PipelineTest, FourServicesLearnTogetherAndTheReplayDaemonSurvivesSigkill) {
+  // scripts/run uses this build's binaries; it writes the run directory and starts supervisord.
+  ASSERT_EQ(::setenv("AZ_BUILD_DIR", AZ_BINARY_DIR, 1), 0);
+  const std::string output = dir_.path() + "/run.out";
+  ChildProcess run(
+      {"/bin/bash", std::string(AZ_SOURCE_DIR) + "/scripts/run", "--no-build", "--preset", "tiny",
+       "--forever", "--run-dir", run_dir_, "--metrics-ports", "auto", "--progress-every", "5",
+       "--arena-every", "10", "--arena-games", "4", "--arena-simulations", "4"},
+      output, output);
+  ASSERT_TRUE(run.started());
+
+  // Games are played, samples reach the buffer, the learner trains and publishes a model, and the
+  // evaluator answers with it.
+  EXPECT_TRUE(WaitForStatus("selfplay-0", [](const nlohmann::json& s) {
+    return s.value("games_finished", 0) > 0;
+  })) << ReadFile(output);
+  EXPECT_TRUE(WaitForStatus("replay", [](const nlohmann::json& s) {
+    return s.value("size", 0) > 0;
+  })) << ReadFile(output);
+  EXPECT_TRUE(WaitForStatus("learner",
+                            [](const nlohmann::json& s) {
+                              return s.value("step", 0) > 0 && s.value("model_version", -1) >= 1;
+                            }))
+      << ReadFile(output) << ReadFile(run_dir_ + "/logs/learner.log");
+  EXPECT_TRUE(WaitForStatus("evaluator", [](const nlohmann::json& s) {
+    return s.value("model_version", 0) >= 1;
+  })) << ReadFile(run_dir_ + "/logs/evaluator.log");
+  EXPECT_TRUE(fs::exists(run_dir_ + "/models/model-1.azw"));
+
+  // SIGKILL the replay daemon: supervisord starts a new one, which reopens the store with every
+  // record acknowledged before the kill.
+  Result<ipc::ServiceInfo> before = ipc::ReadServiceInfo(run_dir_, "replay");
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  const std::uint64_t size = Status("replay").value("size", std::uint64_t{0});
+  ASSERT_GT(size, 0u);
+  ASSERT_EQ(::kill(static_cast<pid_t>(before->pid), SIGKILL), 0);
+  std::int64_t new_pid = 0;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(run_dir_, "replay");
+        if (!info.ok() || info->pid == before->pid) return false;
+        new_pid = info->pid;
+        return !Status("replay").empty();
+      },
+      kLimit))
+      << ReadFile(run_dir_ + "/logs/supervisord.log");
+  EXPECT_GE(Status("replay").value("size", std::uint64_t{0}), size);
+  EXPECT_THAT(ReadFile(run_dir_ + "/logs/supervisord.log"),
+              HasSubstr("exited: replay (terminated by SIGKILL"));
+  // Training goes on against the new daemon.
+  const std::uint64_t step = Status("learner").value("step", std::uint64_t{0});
+  EXPECT_TRUE(WaitForStatus("learner", [&](const nlohmann::json& s) {
+    return s.value("step", std::uint64_t{0}) > step;
+  })) << ReadFile(run_dir_ + "/logs/learner.log");
+
+  // Ctrl-C: scripts/run stops the services in order, measures, and stops supervisord.
+  std::vector<std::int64_t> pids;
+  Result<std::vector<ipc::ServiceInfo>> services = ipc::ListServices(run_dir_);
+  ASSERT_TRUE(services.ok());
+  EXPECT_EQ(services->size(), 4u);
+  for (const ipc::ServiceInfo& info : *services) pids.push_back(info.pid);
+  const std::int64_t supervisord = std::stoll(ReadFile(run_dir_ + "/supervisord.pid"));
+  run.Signal(SIGINT);
+  bool exited = WaitFor([&] { return run.Exited(); }, std::chrono::seconds(180));
+  if (!exited) run.Kill();
+  ASSERT_TRUE(exited) << ReadFile(output);
+  EXPECT_EQ(run.Wait(), 0) << ReadFile(output);
+  const std::string text = ReadFile(output);
+  EXPECT_THAT(text, HasSubstr("all 4 services are up"));
+  EXPECT_THAT(text, HasSubstr("games played"));
+  EXPECT_THAT(text, HasSubstr("what was learned"));
+  EXPECT_THAT(text, HasSubstr("vs onestep"));
+  EXPECT_THAT(text, HasSubstr("run: done"));
+  // Nothing is left running, and the learner checkpointed on its way out.
+  EXPECT_FALSE(ipc::ProcessAlive(supervisord));
+  for (std::int64_t pid : pids) EXPECT_FALSE(ipc::ProcessAlive(pid)) << pid;
+  EXPECT_FALSE(ipc::ProcessAlive(new_pid));
+  EXPECT_THAT(ReadFile(run_dir_ + "/logs/learner.log"), HasSubstr("checkpoint (shutdown)"));
+  Result<std::string> prefix = ipc::RunShmPrefix(run_dir_);
+  ASSERT_TRUE(prefix.ok());
+  for (const fs::directory_entry& entry : fs::directory_iterator("/dev/shm")) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with(*prefix)) << entry.path();
+  }
+}
+
+}  // namespace
+}  // namespace az::pipeline
