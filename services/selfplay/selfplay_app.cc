@@ -5,8 +5,8 @@
 
 #include "core/base/log.h"
 #include "services/common/eval_protocol.h"
-#include "services/common/sample_ring.h"
 #include "services/common/service_util.h"
+#include "services/replay/sample_ring.h"
 
 namespace az::selfplay {
 namespace {
@@ -29,10 +29,12 @@ Result<std::unique_ptr<SelfPlayApp>> SelfPlayApp::Create(const SelfPlayConfig& c
   const SelfPlayConfig& c = app->config_;
   AZ_ASSIGN_OR_RETURN(shm::Scope scope, service::RunShmScope(c.run_dir, c.shm_scope));
   app->scope_ = scope;
-  service::SampleRingOptions ring;
+  // The replay daemon's own opener: same segment, same open-or-create rules on either side.
+  replayd::SampleRingOptions ring;
+  ring.scope = scope.ToString();
   ring.record_bytes = SampleBytes(c.game_kind);
   ring.capacity = c.sample_ring_capacity;
-  AZ_ASSIGN_OR_RETURN(shm::Ring samples, service::OpenSampleRing(scope, ring));
+  AZ_ASSIGN_OR_RETURN(shm::Ring samples, replayd::OpenSampleRing(ring));
   AZ_LOG(kInfo) << "sample ring " << scope.ToString() << "/" << ring.name << ": "
                 << samples.capacity() << " x " << samples.record_bytes() << " B";
   app->samples_.emplace(std::move(samples));

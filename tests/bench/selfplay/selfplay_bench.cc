@@ -24,8 +24,8 @@
 #include "core/sample/connect_four_sample.h"
 #include "ipc/client.h"
 #include "ipc/endpoint.h"
-#include "services/common/sample_ring.h"
 #include "services/common/service_util.h"
+#include "services/replay/sample_ring.h"
 #include "shm/segment.h"
 #include "tests/ipc/test_util.h"
 
@@ -95,7 +95,7 @@ void BM_SelfPlay(benchmark::State& state) {
     const std::uint32_t sample_bytes =
         game == "chess" ? sizeof(sample::ChessSample) : sizeof(sample::ConnectFourSample);
     Result<shm::Ring> ring =
-        OpenSampleRing(*RunShmScope(dir.path(), ""), {.record_bytes = sample_bytes});
+        replayd::OpenSampleRing({.run_dir = dir.path(), .record_bytes = sample_bytes});
     if (!ring.ok()) {
       state.SkipWithError(ring.status().ToString().c_str());
       break;

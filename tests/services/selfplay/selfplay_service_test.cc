@@ -21,7 +21,7 @@
 #include "core/sample/chess_sample.h"
 #include "core/sample/connect_four_sample.h"
 #include "ipc/discovery.h"
-#include "services/common/sample_ring.h"
+#include "services/replay/sample_ring.h"
 #include "tests/services/evaluator/service_test_util.h"
 
 namespace az::service::testing {
@@ -40,8 +40,8 @@ std::vector<std::string> Args(const RunDir& run, const std::string& game,
 
 template <typename Sample>
 shm::Ring SampleRing(const RunDir& run, std::uint64_t capacity = 4096) {
-  Result<shm::Ring> ring =
-      OpenSampleRing(run.Scope(), {.record_bytes = sizeof(Sample), .capacity = capacity});
+  Result<shm::Ring> ring = replayd::OpenSampleRing(
+      {.run_dir = run.path(), .record_bytes = sizeof(Sample), .capacity = capacity});
   AZ_CHECK(ring.ok(), ring.status().ToString());
   return std::move(ring).value();
 }
