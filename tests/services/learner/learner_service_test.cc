@@ -21,6 +21,8 @@ namespace az::learner {
 namespace {
 
 namespace fs = std::filesystem;
+using ipc::testing::ChildProcess;
+using replayd::testing::ReadFile;
 using testing::Bytes;
 using ::testing::HasSubstr;
 using testing::Learner;
@@ -184,6 +186,17 @@ TEST_F(LearnerServiceTest, MalformedRecordsAreDroppedCountedAndDemotedWhileTrain
   EXPECT_THAT(metrics, HasSubstr("az_learner_sample_staleness_model_versions_count"));
   EXPECT_THAT(metrics, HasSubstr("az_learner_skipped_batches_total{reason=\"nonfinite_loss\"} 0"));
   EXPECT_THAT(metrics, HasSubstr("az_learner_priority_updates_total{result=\"applied\"}"));
+
+  // azctl lays out the learner's status and writes a checkpoint on request.
+  const std::string out = dir_.path() + "/azctl.out";
+  ChildProcess status({AZCTL_BINARY, "--run-dir", dir_.path(), "learner", "status"}, out, out);
+  EXPECT_EQ(status.Wait(), 0) << ReadFile(out);
+  EXPECT_THAT(ReadFile(out), HasSubstr("network:    connect4 4x32"));
+  EXPECT_THAT(ReadFile(out), HasSubstr("samples:    "));
+  ChildProcess checkpoint({AZCTL_BINARY, "--run-dir", dir_.path(), "learner", "checkpoint"}, out,
+                          out);
+  EXPECT_EQ(checkpoint.Wait(), 0) << ReadFile(out);
+  EXPECT_THAT(ReadFile(out), HasSubstr("checkpoint " + Path("checkpoints/checkpoint-")));
 
   // `shutdown` finishes the step and checkpoints it.
   ipc::Client control = learner->Control();
