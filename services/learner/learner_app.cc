@@ -218,7 +218,8 @@ nlohmann::json LearnerApp::StatusJson() {
           {"checkpoint_step", s.checkpoint_step},
           {"resumed_from", s.resumed_from},
           {"last_error", s.last_error},
-          {"events_endpoint", config_.events_endpoint}};
+          {"events_endpoint", config_.events_endpoint},
+          {"metrics_port", metrics_port()}};
 }
 
 Status LearnerApp::Run() {
