@@ -84,6 +84,10 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.value_loss_weight = c.value_loss_weight;
   options.max_grad_norm = c.max_grad_norm;
   AZ_ASSIGN_OR_RETURN(app->trainer_, nn::Trainer::Create(options));
+  {
+    std::lock_guard lock(app->status_mutex_);
+    app->snapshot_.device = app->trainer_->DeviceName();
+  }
   AZ_LOG(kInfo) << "network " << c.net_config.ToString() << " on " << app->trainer_->DeviceName()
                 << (app->trainer_->UsesLossScaling() ? " (fp16, loss scaling)" : "");
 
@@ -186,7 +190,7 @@ nlohmann::json LearnerApp::StatusJson() {
   }
   return {{"game", config_.game},
           {"net", config_.net_config.ToString()},
-          {"device", trainer_ ? trainer_->DeviceName() : ""},
+          {"device", s.device},
           {"activity", s.activity},
           {"step", s.step},
           {"max_steps", config_.max_steps},

@@ -75,6 +75,7 @@ class LearnerApp {
   // What `status` shows; written by the loop, read on the server's thread.
   struct Snapshot {
     std::string activity = "starting";
+    std::string device;
     std::uint64_t step = 0;
     double beta = 0;
     double learning_rate = 0;
