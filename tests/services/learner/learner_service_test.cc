@@ -294,8 +294,10 @@ TEST_F(LearnerServiceTest, ATooLargeLearningRateMakesNonFiniteBatchesThatAreSkip
   auto replay = StartReplay();
   ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(300, 6, 0))).ok());
   // Adam moves every weight by about lr per step: with lr 1e12 the activations overflow float
-  // within a few steps and the loss becomes NaN or inf.
-  auto learner = StartLearner({"--batch", "16", "--lr", "1e12", "--checkpoint-every", "2",
+  // within a few steps (often right after the first) and the loss becomes NaN or inf. The first
+  // step always trains (its loss comes from the initial weights) and is checkpointed, so there
+  // is always a checkpoint to roll back to.
+  auto learner = StartLearner({"--batch", "16", "--lr", "1e12", "--checkpoint-every", "1",
                                "--rollback-after-skips", "3", "--publish-every", "1000"});
   ASSERT_TRUE(learner->WaitForStatus([](const nlohmann::json& s) {
     return s.value("skipped_nonfinite", 0) >= 3 && s.value("rollbacks", 0) >= 1;

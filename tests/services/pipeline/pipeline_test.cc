@@ -88,6 +88,10 @@ TEST_F(PipelineTest, FourServicesLearnTogetherAndTheReplayDaemonSurvivesSigkill)
        "--arena-every", "10", "--arena-games", "4", "--arena-simulations", "4"},
       output, output);
   ASSERT_TRUE(run.started());
+  // The user's sign that the run is up; the kill below must not race the script's own check.
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(output).find("services are up") != std::string::npos; },
+                      kLimit))
+      << ReadFile(output);
 
   // Games are played, samples reach the buffer, the learner trains and publishes a model, and the
   // evaluator answers with it.
