@@ -6,6 +6,7 @@
 //   azctl --run-dir DIR SERVICE status|pause|resume|shutdown|commands
 //   azctl --run-dir DIR SERVICE call '{"cmd": "...", ...}'
 //   azctl --run-dir DIR events [--from SERVICE] [--topic T] [--follow]
+//   azctl --run-dir DIR prometheus-targets [-o FILE]  the metrics endpoints, for Prometheus
 //   azctl --run-dir DIR replay sample --batch 8       a service's own subcommands
 //
 // A service's own subcommands live in their own file, services/azctl/<service>_commands.cc, which
@@ -113,6 +114,8 @@ void AddGenericServiceCommands(CLI::App& app, Context& context);
 // `azctl status`: every service of the run; `azctl events`: pipeline events.
 void AddRunStatusCommand(CLI::App& app, Context& context);
 void AddEventsCommand(CLI::App& app, Context& context);
+// `azctl prometheus-targets`: the run's metrics endpoints as a Prometheus file_sd list.
+void AddPrometheusTargetsCommand(CLI::App& app, Context& context);
 
 // A service's own subcommands (see the top of this file).
 using ServiceCommands = void (*)(CLI::App& app, Context& context);

@@ -17,6 +17,7 @@ std::string Footer() {
   return "Commands:\n"
          "  status                      every service of the run: state, pid, uptime\n"
          "  events [--follow] ...       pipeline events, the latest of each topic first\n"
+         "  prometheus-targets [-o F]   the run's metrics endpoints as a Prometheus file_sd list\n"
          "  SERVICE status|pause|resume|shutdown|commands\n"
          "  SERVICE call '<json>'       a raw request, e.g. '{\"cmd\": \"status\"}'\n"
          "  SERVICE <command> ...       the service's own commands (SERVICE --help)\n"
@@ -63,6 +64,9 @@ int RunAzctl(int argc, const char* const* argv) {
   } else if (command == "events") {
     sub.description("print pipeline events");
     AddEventsCommand(sub, context);
+  } else if (command == "prometheus-targets") {
+    sub.description("the run's metrics endpoints as a Prometheus file_sd target list");
+    AddPrometheusTargetsCommand(sub, context);
   } else {
     Status valid = ipc::ValidateServiceName(command);
     if (!valid.ok()) {

@@ -123,6 +123,50 @@ TEST_F(AzctlTest, RunStatusShowsEveryServiceAndReportsAKilledOneAsDown) {
   EXPECT_THAT(human.out, HasSubstr("down"));
 }
 
+// Prometheus scrapes what the discovery records say (file_sd): running services with a metrics
+// port, local ones as localhost, numbered workers grouped by component; a cleanly stopped service
+// is dropped, a service without metrics never listed.
+TEST_F(AzctlTest, PrometheusTargetsListTheRunningServicesMetricsPorts) {
+  const std::string here = ipc::HostName();
+  auto record = [&](std::string service, int port, std::string state, std::string host) {
+    ipc::ServiceInfo info{.service = std::move(service),
+                          .pid = 1,
+                          .host = std::move(host),
+                          .control_endpoint = "ipc:///nowhere",
+                          .metrics_port = port,
+                          .state = std::move(state)};
+    ASSERT_TRUE(ipc::WriteServiceInfo(dir_.path(), info).ok());
+  };
+  record("replay", 9102, "running", here);
+  record("selfplay-12", 9122, "running", here);
+  record("learner", 9104, "stopped", here);
+  record("evaluator", 0, "running", here);
+  record("selfplay-1", 9111, "running", "other-box");
+
+  Output printed = Azctl({"prometheus-targets"});
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  const nlohmann::json targets = nlohmann::json::parse(printed.out);
+  const std::string run = std::filesystem::path(dir_.path()).filename().string();
+  auto target = [&](std::string address, std::string service, std::string component) {
+    return nlohmann::json{
+        {"targets", {address}},
+        {"labels", {{"service", service}, {"component", component}, {"run", run}}}};
+  };
+  EXPECT_EQ(targets, nlohmann::json::array({target("localhost:9102", "replay", "replay"),
+                                            target("other-box:9111", "selfplay-1", "selfplay"),
+                                            target("localhost:9122", "selfplay-12", "selfplay")}));
+
+  const std::string file = dir_.path() + "/targets.json";
+  Output written = Azctl({"prometheus-targets", "-o", file});
+  ASSERT_EQ(written.code, 0) << written.err;
+  EXPECT_EQ(written.out, "");
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(file)), targets);
+
+  Output missing = Azctl({"prometheus-targets"}, /*with_run_dir=*/false);
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("--run-dir"));
+}
+
 TEST_F(AzctlTest, RunStatusOfAnEmptyRunIsNotHealthy) {
   Output output = Azctl({"status"});
   EXPECT_EQ(output.code, 3);

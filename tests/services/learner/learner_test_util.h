@@ -3,11 +3,6 @@
 // Helpers for the learner's black-box tests: the real az-learner binary as a child process, and a
 // metrics scrape. (Needs AZ_LEARNER_BINARY and AZ_REPLAY_BINARY.)
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -17,34 +12,17 @@
 #include "core/base/check.h"
 #include "ipc/client.h"
 #include "tests/ipc/test_util.h"
+#include "tests/services/http_get.h"
 #include "tests/services/learner/connect_four_samples.h"
 #include "tests/services/replay/replay_test_util.h"
 
 namespace az::learner::testing {
 
 using ipc::testing::ChildProcess;
+using ipc::testing::Scrape;
 using ipc::testing::TempDir;
 using ipc::testing::WaitFor;
 using replayd::testing::ReadFile;
-
-// GET /metrics on localhost:port; empty when nothing answers.
-inline std::string Scrape(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
-    const std::string request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
-    (void)::write(fd, request.data(), request.size());
-    char buffer[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) response.append(buffer, n);
-  }
-  ::close(fd);
-  return response;
-}
 
 // The real az-learner binary as a child process; its log goes to <run-dir>/learner-<n>.log.
 class Learner {

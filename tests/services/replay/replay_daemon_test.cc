@@ -3,8 +3,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <cmath>
 #include <cstring>
@@ -17,11 +15,13 @@
 #include "ipc/zmq_context.h"
 #include "services/replay/random_samples.h"
 #include "services/replay/sample_ring.h"
+#include "tests/services/http_get.h"
 #include "tests/services/replay/replay_test_util.h"
 
 namespace az::replayd {
 namespace {
 
+using ipc::testing::Scrape;
 using testing::Client;
 using testing::Daemon;
 using ::testing::HasSubstr;
@@ -413,25 +413,6 @@ TEST_F(ReplayDaemonTest, ASecondDaemonOnTheSameStoreIsRefusedAndTheFirstKeepsSer
   Result<nlohmann::json> status = Client(dir_.path()).Status();
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   EXPECT_EQ((*status)["pid"], first->process().pid());
-}
-
-// GET /metrics on localhost:port.
-std::string Scrape(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
-    const std::string request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
-    (void)::write(fd, request.data(), request.size());
-    char buffer[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) response.append(buffer, n);
-  }
-  ::close(fd);
-  return response;
 }
 
 TEST_F(ReplayDaemonTest, MetricsReportTheBufferTheRequestsAndTheStaleness) {

@@ -3,11 +3,7 @@
 // (plies in order, each position one move after the previous, outcomes alternating with the side
 // to move).
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -23,10 +19,12 @@
 #include "ipc/discovery.h"
 #include "services/replay/sample_ring.h"
 #include "tests/services/evaluator/service_test_util.h"
+#include "tests/services/http_get.h"
 
 namespace az::service::testing {
 namespace {
 
+using ipc::testing::Scrape;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -127,24 +125,6 @@ bool WaitForWorker(const RunDir& run, const std::function<bool(const nlohmann::j
         return reply.ok() && condition(reply->body);
       },
       limit);
-}
-
-// GET /metrics on localhost:port.
-std::string Scrape(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string text;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
-    const std::string request = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
-    (void)::send(fd, request.data(), request.size(), 0);
-    char buffer[4096];
-    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) text.append(buffer, n);
-  }
-  ::close(fd);
-  return text;
 }
 
 TEST(SelfPlayServiceTest, ConnectFourGamesFinishAndPushValidSamplesToTheRing) {
