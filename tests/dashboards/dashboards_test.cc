@@ -6,22 +6,16 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 
-#include "ipc/endpoint.h"
-#include "shm/scope.h"
-#include "shm/segment.h"
 #include "tests/ipc/test_util.h"
 #include "tests/services/http_get.h"
+#include "tests/services/scripted_run.h"
 
 namespace az::dashboards {
 namespace {
@@ -30,18 +24,14 @@ namespace fs = std::filesystem;
 using ipc::testing::ChildProcess;
 using ipc::testing::HttpBody;
 using ipc::testing::HttpGet;
+using ipc::testing::ScriptedRun;
 using ipc::testing::TempDir;
 using ipc::testing::WaitFor;
 using ::testing::HasSubstr;
 
 const std::string kDashboards = std::string(AZ_SOURCE_DIR) + "/dashboards";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string ReadFile(const std::string& path) { return ipc::testing::ReadWholeFile(path); }
 
 // Runs a program to completion; its exit code, with stdout and stderr in *output.
 int RunToEnd(const std::vector<std::string>& argv, const std::string& scratch,
@@ -154,14 +144,6 @@ TEST(DashboardsTest, GrafanaDashboardsAreWellFormed) {
 
 class DashboardsOnARunningPipelineTest : public ::testing::Test {
  protected:
-  void TearDown() override {
-    if (Result<std::string> prefix = ipc::RunShmPrefix(run_dir_); prefix.ok()) {
-      if (Result<shm::Scope> scope = shm::Scope::Prefix(*prefix); scope.ok()) {
-        (void)shm::Segment::RemoveAll(*scope);
-      }
-    }
-  }
-
   // A free TCP port on localhost (bound, read, released).
   static int FreePort() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -196,13 +178,9 @@ class DashboardsOnARunningPipelineTest : public ::testing::Test {
 
 TEST_F(DashboardsOnARunningPipelineTest, EveryPanelAndAlertQueryHasDataFromTheRealServices) {
   ASSERT_FALSE(Which("prometheus").empty()) << "scripts/bootstrap installs prometheus";
-  ASSERT_EQ(::setenv("AZ_BUILD_DIR", AZ_BINARY_DIR, 1), 0);
-  const std::string output = dir_.path() + "/run.out";
-  ChildProcess run(
-      {"/bin/bash", std::string(AZ_SOURCE_DIR) + "/scripts/run", "--no-build", "--preset", "tiny",
-       "--forever", "--run-dir", run_dir_, "--metrics-ports", "auto", "--no-arena",
-       "--progress-every", "5", "--prometheus", std::to_string(prometheus_port_)},
-      output, output);
+  ScriptedRun run(run_dir_,
+                  {"--preset", "tiny", "--forever", "--metrics-ports", "auto", "--no-arena",
+                   "--progress-every", "5", "--prometheus", std::to_string(prometheus_port_)});
   ASSERT_TRUE(run.started());
   const auto limit = std::chrono::seconds(150);
 
@@ -214,8 +192,8 @@ TEST_F(DashboardsOnARunningPipelineTest, EveryPanelAndAlertQueryHasDataFromTheRe
         return up.is_array() && up.size() == 4;
       },
       limit))
-      << ReadFile(output) << ReadFile(run_dir_ + "/logs/prometheus.log")
-      << ReadFile(run_dir_ + "/prometheus/targets/pipeline.json");
+      << run.Output() << run.RunFile("logs/prometheus.log")
+      << run.RunFile("prometheus/targets/pipeline.json");
   const nlohmann::json services = Query("up{job=\"alphazero\"}");
   std::set<std::string> names;
   for (const nlohmann::json& series : services) names.insert(series["metric"]["service"]);
@@ -230,7 +208,7 @@ TEST_F(DashboardsOnARunningPipelineTest, EveryPanelAndAlertQueryHasDataFromTheRe
         return ready.is_array() && !ready.empty();
       },
       limit))
-      << ReadFile(output);
+      << run.Output();
 
   // Every panel query is valid PromQL and finds the series it draws.
   const std::vector<nlohmann::json> dashboards = Dashboards();
@@ -269,12 +247,8 @@ TEST_F(DashboardsOnARunningPipelineTest, EveryPanelAndAlertQueryHasDataFromTheRe
   }
 
   // Stopping the run stops its Prometheus too.
-  run.Signal(SIGTERM);
-  const bool exited = WaitFor([&] { return run.Exited(); }, std::chrono::seconds(180));
-  if (!exited) run.Kill();
-  ASSERT_TRUE(exited) << ReadFile(output);
-  EXPECT_EQ(run.Wait(), 0) << ReadFile(output);
-  EXPECT_THAT(ReadFile(output), HasSubstr("Prometheus on http://localhost:"));
+  EXPECT_EQ(run.Stop(std::chrono::seconds(180)), 0) << run.Output();
+  EXPECT_THAT(run.Output(), HasSubstr("Prometheus on http://localhost:"));
   EXPECT_EQ(HttpGet(prometheus_port_, "/-/healthy"), "");
 }
 

@@ -7,50 +7,30 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "ipc/client.h"
 #include "ipc/discovery.h"
 #include "ipc/endpoint.h"
-#include "shm/scope.h"
-#include "shm/segment.h"
 #include "tests/ipc/test_util.h"
+#include "tests/services/scripted_run.h"
 
 namespace az::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
-using ipc::testing::ChildProcess;
+using ipc::testing::ScriptedRun;
 using ipc::testing::TempDir;
 using ipc::testing::WaitFor;
 using ::testing::HasSubstr;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Generous: the box may be loaded; none of these is a timing assertion.
 constexpr auto kLimit = std::chrono::seconds(120);
 
 class PipelineTest : public ::testing::Test {
  protected:
-  void TearDown() override {
-    // Whatever happened, no shared memory of the run stays behind.
-    if (Result<std::string> prefix = ipc::RunShmPrefix(run_dir_); prefix.ok()) {
-      if (Result<shm::Scope> scope = shm::Scope::Prefix(*prefix); scope.ok()) {
-        (void)shm::Segment::RemoveAll(*scope);
-      }
-    }
-  }
-
   // The `status` reply of a service of the run, or an empty object.
   nlohmann::json Status(const std::string& service) const {
     Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(run_dir_, service);
@@ -80,35 +60,29 @@ class PipelineTest : public ::testing::Test {
 
 TEST_F(PipelineTest, FourServicesLearnTogetherAndTheReplayDaemonSurvivesSigkill) {
   // scripts/run uses this build's binaries; it writes the run directory and starts supervisord.
-  ASSERT_EQ(::setenv("AZ_BUILD_DIR", AZ_BINARY_DIR, 1), 0);
-  const std::string output = dir_.path() + "/run.out";
-  ChildProcess run(
-      {"/bin/bash", std::string(AZ_SOURCE_DIR) + "/scripts/run", "--no-build", "--preset", "tiny",
-       "--forever", "--run-dir", run_dir_, "--metrics-ports", "auto", "--progress-every", "5",
-       "--arena-every", "10", "--arena-games", "4", "--arena-simulations", "4"},
-      output, output);
+  ScriptedRun run(run_dir_,
+                  {"--preset", "tiny", "--forever", "--metrics-ports", "auto", "--progress-every",
+                   "5", "--arena-every", "10", "--arena-games", "4", "--arena-simulations", "4"});
   ASSERT_TRUE(run.started());
   // The user's sign that the run is up; the kill below must not race the script's own check.
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(output).find("services are up") != std::string::npos; },
-                      kLimit))
-      << ReadFile(output);
+  ASSERT_TRUE(run.WaitForOutput("services are up", kLimit)) << run.Output();
 
   // Games are played, samples reach the buffer, the learner trains and publishes a model, and the
   // evaluator answers with it.
   EXPECT_TRUE(WaitForStatus("selfplay-0", [](const nlohmann::json& s) {
     return s.value("games_finished", 0) > 0;
-  })) << ReadFile(output);
+  })) << run.Output();
   EXPECT_TRUE(WaitForStatus("replay", [](const nlohmann::json& s) {
     return s.value("size", 0) > 0;
-  })) << ReadFile(output);
+  })) << run.Output();
   EXPECT_TRUE(WaitForStatus("learner",
                             [](const nlohmann::json& s) {
                               return s.value("step", 0) > 0 && s.value("model_version", -1) >= 1;
                             }))
-      << ReadFile(output) << ReadFile(run_dir_ + "/logs/learner.log");
+      << run.Output() << run.RunFile("logs/learner.log");
   EXPECT_TRUE(WaitForStatus("evaluator", [](const nlohmann::json& s) {
     return s.value("model_version", 0) >= 1;
-  })) << ReadFile(run_dir_ + "/logs/evaluator.log");
+  })) << run.RunFile("logs/evaluator.log");
   EXPECT_TRUE(fs::exists(run_dir_ + "/models/model-1.azw"));
 
   // SIGKILL the replay daemon: supervisord starts a new one, which reopens the store with every
@@ -127,15 +101,15 @@ TEST_F(PipelineTest, FourServicesLearnTogetherAndTheReplayDaemonSurvivesSigkill)
         return !Status("replay").empty();
       },
       kLimit))
-      << ReadFile(run_dir_ + "/logs/supervisord.log");
+      << run.RunFile("logs/supervisord.log");
   EXPECT_GE(Status("replay").value("size", std::uint64_t{0}), size);
-  EXPECT_THAT(ReadFile(run_dir_ + "/logs/supervisord.log"),
+  EXPECT_THAT(run.RunFile("logs/supervisord.log"),
               HasSubstr("exited: replay (terminated by SIGKILL"));
   // Training goes on against the new daemon.
   const std::uint64_t step = Status("learner").value("step", std::uint64_t{0});
   EXPECT_TRUE(WaitForStatus("learner", [&](const nlohmann::json& s) {
     return s.value("step", std::uint64_t{0}) > step;
-  })) << ReadFile(run_dir_ + "/logs/learner.log");
+  })) << run.RunFile("logs/learner.log");
 
   // SIGTERM (what Ctrl-C does too; SIGINT may be ignored when ctest runs in the background):
   // scripts/run stops the services in order, measures, and stops supervisord.
@@ -144,13 +118,9 @@ TEST_F(PipelineTest, FourServicesLearnTogetherAndTheReplayDaemonSurvivesSigkill)
   ASSERT_TRUE(services.ok());
   EXPECT_EQ(services->size(), 4u);
   for (const ipc::ServiceInfo& info : *services) pids.push_back(info.pid);
-  const std::int64_t supervisord = std::stoll(ReadFile(run_dir_ + "/supervisord.pid"));
-  run.Signal(SIGTERM);
-  bool exited = WaitFor([&] { return run.Exited(); }, std::chrono::seconds(180));
-  if (!exited) run.Kill();
-  ASSERT_TRUE(exited) << ReadFile(output);
-  EXPECT_EQ(run.Wait(), 0) << ReadFile(output);
-  const std::string text = ReadFile(output);
+  const std::int64_t supervisord = std::stoll(run.RunFile("supervisord.pid"));
+  EXPECT_EQ(run.Stop(std::chrono::seconds(180)), 0) << run.Output();
+  const std::string text = run.Output();
   EXPECT_THAT(text, HasSubstr("all 4 services are up"));
   EXPECT_THAT(text, HasSubstr("games played"));
   EXPECT_THAT(text, HasSubstr("what was learned"));
@@ -160,7 +130,7 @@ TEST_F(PipelineTest, FourServicesLearnTogetherAndTheReplayDaemonSurvivesSigkill)
   EXPECT_FALSE(ipc::ProcessAlive(supervisord));
   for (std::int64_t pid : pids) EXPECT_FALSE(ipc::ProcessAlive(pid)) << pid;
   EXPECT_FALSE(ipc::ProcessAlive(new_pid));
-  EXPECT_THAT(ReadFile(run_dir_ + "/logs/learner.log"), HasSubstr("checkpoint (shutdown)"));
+  EXPECT_THAT(run.RunFile("logs/learner.log"), HasSubstr("checkpoint (shutdown)"));
   Result<std::string> prefix = ipc::RunShmPrefix(run_dir_);
   ASSERT_TRUE(prefix.ok());
   for (const fs::directory_entry& entry : fs::directory_iterator("/dev/shm")) {
