@@ -1,0 +1,100 @@
+#pragma once
+
+// The main() every long-running service shares (az-evaluator, az-selfplay, az-learner): flags and
+// config file through CLI11, the configuration checked, log level and component set, SIGTERM/SIGINT
+// turned into App::Stop() by a signal thread started before any other thread, then App::Create and
+// App::Run until a clean stop.
+//
+// Exit codes: 0 after a clean stop; 2 for a bad command line or configuration, and for a failure
+// that `spec.needs_a_person` says a person must fix (the message says what); 1 for any other
+// failure (a supervisor may restart the service for those).
+//
+//   int main(int argc, char** argv) {
+//     return az::service::RunServiceMain<LearnerApp, LearnerConfig>(argc, argv, {...});
+//   }
+//
+// App must have `static Result<std::unique_ptr<App>> Create(const Config&)`, `Status Run()` and a
+// thread-safe `void Stop()`; Config a `std::string service` and a `std::string log_level`.
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "core/base/log.h"
+#include "core/base/status.h"
+#include "services/common/service_util.h"
+#include "services/common/shutdown_signals.h"
+
+namespace az::service {
+
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitBadConfig = 2;
+
+template <typename Config>
+struct ServiceMainSpec {
+  std::string program;      // "az-learner": the log component until the config names the service
+  std::string description;  // the first line of --help
+  void (*add_options)(CLI::App& cli, Config& config) = nullptr;
+  Status (*finalize)(Config& config) = nullptr;  // checks and derives; an error exits 2
+  // Whether a failure of Create (or, with `run_failures_too`, of Run) needs a person: exit 2.
+  bool (*needs_a_person)(StatusCode code) = nullptr;
+  bool run_failures_too = false;
+  std::string on_signal = "shutting down";  // logged when SIGTERM/SIGINT arrives
+};
+
+template <typename App, typename Config>
+int RunServiceMain(int argc, char** argv, const ServiceMainSpec<Config>& spec) {
+  SetLogComponent(spec.program);
+  CLI::App cli{spec.description};
+  Config config;
+  spec.add_options(cli, config);
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return cli.exit(e);  // --help
+    std::cerr << spec.program << ": " << e.what() << "\n";
+    return kExitBadConfig;
+  }
+  if (const Status status = spec.finalize(config); !status.ok()) {
+    std::cerr << spec.program << ": " << status.ToString() << "\n";
+    return kExitBadConfig;
+  }
+  SetLogLevel(*ParseLogLevel(config.log_level));
+  SetLogComponent("az-" + config.service);  // az-selfplay-3 for worker 3
+
+  // Before any thread starts, so that only the signal thread receives SIGTERM/SIGINT. A signal
+  // that arrives while Create runs stops the app as soon as it exists.
+  std::atomic<App*> running{nullptr};
+  std::atomic<bool> early_stop{false};
+  auto signals = ShutdownSignals::Start([&](int signo) {
+    AZ_LOG(kInfo) << "signal " << signo << ": " << spec.on_signal;
+    early_stop.store(true);
+    if (App* app = running.load()) app->Stop();
+  });
+  if (!signals.ok()) {
+    AZ_LOG(kError) << signals.status().ToString();
+    return kExitFailed;
+  }
+
+  Result<std::unique_ptr<App>> made = App::Create(config);
+  if (!made.ok()) {
+    AZ_LOG(kError) << made.status().ToString();
+    return spec.needs_a_person(made.status().code()) ? kExitBadConfig : kExitFailed;
+  }
+  std::unique_ptr<App> app = std::move(made).value();
+  running.store(app.get());
+  if (early_stop.load()) app->Stop();
+  const Status status = app->Run();
+  running.store(nullptr);
+  app.reset();
+  if (!status.ok()) {
+    AZ_LOG(kError) << status.ToString();
+    return spec.run_failures_too && spec.needs_a_person(status.code()) ? kExitBadConfig
+                                                                       : kExitFailed;
+  }
+  return 0;
+}
+
+}  // namespace az::service
