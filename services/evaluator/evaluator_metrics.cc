@@ -8,29 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "services/common/metric_builders.h"
+
 namespace az::evaluator {
 namespace {
 
 using prometheus::Counter;
 using prometheus::Gauge;
 using prometheus::Histogram;
-
-Counter& MakeCounter(prometheus::Registry& r, const std::string& name, const std::string& help) {
-  return prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
-}
-Gauge& MakeGauge(prometheus::Registry& r, const std::string& name, const std::string& help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
-}
-Histogram& MakeHistogram(prometheus::Registry& r, const std::string& name, const std::string& help,
-                         const std::vector<double>& buckets) {
-  return prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add({}, buckets);
-}
-
-// Counters only go up; the sources are totals, so add what is new.
-void AdvanceTo(Counter& counter, double total) {
-  const double now = counter.Value();
-  if (total > now) counter.Increment(total - now);
-}
+using service::AdvanceTo;
+using service::MakeCounter;
+using service::MakeGauge;
+using service::MakeHistogram;
 
 const std::vector<double> kBatchSizeBuckets = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096};
 const std::vector<double> kSecondsBuckets = {1e-4,  2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01,

@@ -8,23 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "services/common/metric_builders.h"
+
 namespace az::learner {
 namespace {
 
 using prometheus::Counter;
 using prometheus::Gauge;
 using prometheus::Histogram;
-
-Counter& MakeCounter(prometheus::Registry& r, const std::string& name, const std::string& help) {
-  return prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
-}
-Gauge& MakeGauge(prometheus::Registry& r, const std::string& name, const std::string& help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
-}
-Histogram& MakeHistogram(prometheus::Registry& r, const std::string& name, const std::string& help,
-                         const std::vector<double>& buckets) {
-  return prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add({}, buckets);
-}
+using service::MakeCounter;
+using service::MakeGauge;
+using service::MakeHistogram;
 
 const std::vector<double> kSecondsBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                              0.25,  0.5,    1,     2.5,  5,     10,   30};

@@ -9,22 +9,16 @@
 #include <exception>
 #include <vector>
 
+#include "services/common/metric_builders.h"
+
 namespace az::replayd {
 namespace {
 
 using prometheus::Counter;
 using prometheus::Gauge;
 using prometheus::Histogram;
-
-Gauge& MakeGauge(prometheus::Registry& registry, const std::string& name, const std::string& help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({});
-}
-
-// Counters only go up; the sources are totals, so add what is new.
-void AdvanceTo(Counter& counter, double total) {
-  const double now = counter.Value();
-  if (total > now) counter.Increment(total - now);
-}
+using service::AdvanceTo;
+using service::MakeGauge;
 
 const std::vector<double> kStalenessBuckets = {0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64};
 

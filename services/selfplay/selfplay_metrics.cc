@@ -8,24 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "services/common/metric_builders.h"
+
 namespace az::selfplay {
 namespace {
 
 using prometheus::Counter;
 using prometheus::Gauge;
 using prometheus::Histogram;
-
-Counter& MakeCounter(prometheus::Registry& r, const std::string& name, const std::string& help) {
-  return prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
-}
-Gauge& MakeGauge(prometheus::Registry& r, const std::string& name, const std::string& help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(r).Add({});
-}
-
-void AdvanceTo(Counter& counter, double total) {
-  const double now = counter.Value();
-  if (total > now) counter.Increment(total - now);
-}
+using service::AdvanceTo;
+using service::MakeCounter;
+using service::MakeGauge;
 
 const std::vector<double> kPliesBuckets = {8, 16, 24, 32, 42, 64, 96, 128, 192, 256, 384, 512};
 const std::vector<double> kSecondsBuckets = {1e-4,  2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01,
