@@ -40,6 +40,7 @@
 #include "shm/request_channel.h"
 #include "shm/segment.h"
 #include "tests/ipc/test_util.h"
+#include "tests/services/evaluator/random_leaves.h"
 
 namespace az::service {
 namespace {
@@ -50,65 +51,11 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 template <typename G>
-struct BenchLeaf {
-  typename G::Record record;
-  std::vector<typename G::Move> moves;
-  std::vector<std::uint16_t> indices;
-  mcts::Leaf<G> Leaf() const { return {&record, moves, indices}; }
-};
-
-// Positions of random games, `n` of them (fixed seed).
-std::vector<BenchLeaf<Chess>> ChessLeaves(int n) {
-  std::vector<BenchLeaf<Chess>> leaves;
-  std::mt19937 rng(1);
-  chess::Game game;
-  while (static_cast<int>(leaves.size()) < n) {
-    const chess::MoveList moves = chess::LegalMoves(game.position());
-    if (moves.empty() || game.Outcome().is_terminal() || game.ply() > 120) {
-      game = chess::Game();
-      continue;
-    }
-    BenchLeaf<Chess> leaf;
-    leaf.record = encoding::MakeRecord(game);
-    for (chess::Move m : moves) {
-      leaf.moves.push_back(m);
-      leaf.indices.push_back(static_cast<std::uint16_t>(encoding::MoveToIndex(game.position(), m)));
-    }
-    leaves.push_back(std::move(leaf));
-    game.Play(moves[rng() % moves.size()]);
-  }
-  return leaves;
-}
-
-std::vector<BenchLeaf<ConnectFour>> ConnectFourLeaves(int n) {
-  std::vector<BenchLeaf<ConnectFour>> leaves;
-  std::mt19937 rng(1);
-  games::ConnectFourPosition position;
-  while (static_cast<int>(leaves.size()) < n) {
-    games::ConnectFourMove moves[7];
-    const int count = ConnectFour::LegalMoves(position, moves);
-    if (games::IsTerminal(ConnectFour::Outcome(position, count))) {
-      position = {};
-      continue;
-    }
-    BenchLeaf<ConnectFour> leaf;
-    leaf.record = position.ToRecord();
-    for (int i = 0; i < count; ++i) {
-      leaf.moves.push_back(moves[i]);
-      leaf.indices.push_back(moves[i].column);
-    }
-    leaves.push_back(std::move(leaf));
-    position.Play(moves[rng() % count].column);
-  }
-  return leaves;
-}
-
-template <typename G>
-std::vector<BenchLeaf<G>> Leaves(int n) {
+std::vector<testing::RandomLeaf<G>> Leaves(int n) {
   if constexpr (std::is_same_v<G, Chess>) {
-    return ChessLeaves(n);
+    return testing::RandomChessLeaves(n, /*seed=*/1, /*max_ply=*/120);
   } else {
-    return ConnectFourLeaves(n);
+    return testing::RandomConnectFourLeaves(n, /*seed=*/1);
   }
 }
 
@@ -130,10 +77,10 @@ void NetworkForward(benchmark::State& state, int batch) {
   options.runtime.input_layout =
       std::is_same_v<G, Chess> ? nn::InputLayout::kNhwc : nn::InputLayout::kNchw;
   std::unique_ptr<nn::Network> network = std::move(nn::Network::Create(options)).value();
-  const std::vector<BenchLeaf<G>> leaves = Leaves<G>(batch);
+  const std::vector<testing::RandomLeaf<G>> leaves = Leaves<G>(batch);
   std::vector<std::int32_t> offsets = {0};
   std::vector<std::int32_t> actions;
-  for (const BenchLeaf<G>& leaf : leaves) {
+  for (const testing::RandomLeaf<G>& leaf : leaves) {
     actions.insert(actions.end(), leaf.indices.begin(), leaf.indices.end());
     offsets.push_back(static_cast<std::int32_t>(actions.size()));
   }
@@ -184,11 +131,11 @@ void EvaluatorRing(benchmark::State& state, int batch) {
     state.SkipWithError("az-evaluator did not start");
     return;
   }
-  const std::vector<BenchLeaf<G>> leaves = Leaves<G>(batch);
+  const std::vector<testing::RandomLeaf<G>> leaves = Leaves<G>(batch);
   std::uint64_t next_id = 0;
   std::uint64_t received = 0;
   const auto submit = [&] {
-    for (const BenchLeaf<G>& leaf : leaves) {
+    for (const testing::RandomLeaf<G>& leaf : leaves) {
       const mcts::Leaf<G> l = leaf.Leaf();
       (void)client->SubmitWith(next_id++, seconds(30),
                                [&](std::span<std::byte> p) { WriteEvalRequest<G>(l, 1, p); });
@@ -250,13 +197,13 @@ void ChannelRoundTrip(benchmark::State& state) {
                                           .request_bytes = spec.request_bytes,
                                           .response_bytes = spec.response_bytes}))
           .value();
-  const std::vector<BenchLeaf<G>> leaves = Leaves<G>(kBatch);
+  const std::vector<testing::RandomLeaf<G>> leaves = Leaves<G>(kBatch);
   std::vector<shm::Envelope> taken;
   std::vector<float> priors(kEvalMaxMoves<Channel>, 1.0f / 7);
   const float wdl[3] = {0.4f, 0.2f, 0.4f};
   std::uint64_t id = 0;
   for (auto _ : state) {
-    for (const BenchLeaf<G>& leaf : leaves) {
+    for (const testing::RandomLeaf<G>& leaf : leaves) {
       const mcts::Leaf<G> l = leaf.Leaf();
       (void)client.SubmitWith(id++, seconds(1), [&](std::span<std::byte> p) {
         // A Connect Four leaf written into whatever slot size the channel has.

@@ -21,6 +21,7 @@
 #include "ipc/event_publisher.h"
 #include "services/common/eval_protocol.h"
 #include "shm/request_channel.h"
+#include "tests/services/evaluator/random_leaves.h"
 #include "tests/services/evaluator/service_test_util.h"
 
 namespace az::service::testing {
@@ -31,59 +32,12 @@ using ConnectFour = games::ConnectFour;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// A leaf to send: the record, the legal moves' policy indices.
 template <typename G>
-struct TestLeaf {
-  typename G::Record record;
-  std::vector<typename G::Move> moves;
-  std::vector<std::uint16_t> indices;
-  mcts::Leaf<G> Leaf() const { return {&record, moves, indices}; }
-};
+using TestLeaf = RandomLeaf<G>;
 
-// Positions of random chess games (fixed seed), at plies 0..n-1.
-std::vector<TestLeaf<Chess>> ChessLeaves(int n) {
-  std::vector<TestLeaf<Chess>> leaves;
-  std::mt19937 rng(12345);
-  chess::Game game;
-  while (static_cast<int>(leaves.size()) < n) {
-    const chess::MoveList moves = chess::LegalMoves(game.position());
-    if (moves.empty() || game.Outcome().is_terminal()) {
-      game = chess::Game();
-      continue;
-    }
-    TestLeaf<Chess> leaf;
-    leaf.record = encoding::MakeRecord(game);
-    for (chess::Move m : moves) {
-      leaf.moves.push_back(m);
-      leaf.indices.push_back(static_cast<std::uint16_t>(encoding::MoveToIndex(game.position(), m)));
-    }
-    leaves.push_back(std::move(leaf));
-    game.Play(moves[rng() % moves.size()]);
-  }
-  return leaves;
-}
-
+std::vector<TestLeaf<Chess>> ChessLeaves(int n) { return RandomChessLeaves(n, /*seed=*/12345); }
 std::vector<TestLeaf<ConnectFour>> ConnectFourLeaves(int n) {
-  std::vector<TestLeaf<ConnectFour>> leaves;
-  std::mt19937 rng(777);
-  games::ConnectFourPosition position;
-  while (static_cast<int>(leaves.size()) < n) {
-    games::ConnectFourMove moves[7];
-    const int count = ConnectFour::LegalMoves(position, moves);
-    if (games::IsTerminal(ConnectFour::Outcome(position, count))) {
-      position = {};
-      continue;
-    }
-    TestLeaf<ConnectFour> leaf;
-    leaf.record = position.ToRecord();
-    for (int i = 0; i < count; ++i) {
-      leaf.moves.push_back(moves[i]);
-      leaf.indices.push_back(moves[i].column);
-    }
-    leaves.push_back(std::move(leaf));
-    position.Play(moves[rng() % count].column);
-  }
-  return leaves;
+  return RandomConnectFourLeaves(n, /*seed=*/777);
 }
 
 template <typename G>
