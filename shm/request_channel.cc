@@ -25,6 +25,51 @@ RingSpec ResponseRingSpec(const ChannelSpec& spec) {
 }
 
 // Offsets of everything in the payload, from the spec alone.
+// Reads the envelope at the front of a ring record and hands it and the payload behind it to
+// `visit_if_current`, which says whether the record was current (stale ones are consumed but not
+// counted); counts the current ones in `current`.
+template <typename VisitIfCurrent>
+auto EnvelopeVisitor(VisitIfCurrent& visit_if_current, std::size_t& current) {
+  return [&](std::span<const std::byte> record, std::uint64_t) {
+    Envelope envelope;
+    std::memcpy(&envelope, record.data(), sizeof envelope);
+    if (visit_if_current(envelope, record.subspan(sizeof(Envelope)))) ++current;
+  };
+}
+
+// Takes up to `max` current records without waiting. Stale records do not count toward `max`:
+// keeps taking until enough or the ring is empty.
+template <typename VisitIfCurrent>
+std::size_t TryTakeCurrent(Ring& ring, std::size_t max, VisitIfCurrent visit_if_current) {
+  std::size_t taken = 0;
+  while (taken < max) {
+    std::size_t current = 0;
+    const std::size_t consumed =
+        ring.TryConsume(max - taken, EnvelopeVisitor(visit_if_current, current));
+    taken += current;
+    if (consumed == 0) break;
+  }
+  return taken;
+}
+
+// Waits up to `timeout` for a current record (the ring's error when none comes), then takes up to
+// max - 1 more without waiting.
+template <typename VisitIfCurrent>
+Result<std::size_t> TakeCurrent(Ring& ring, std::size_t max, std::chrono::nanoseconds timeout,
+                                VisitIfCurrent visit_if_current) {
+  AZ_CHECK(max >= 1);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::size_t current = 0;
+    const auto remaining = std::max<std::chrono::nanoseconds>(
+        std::chrono::nanoseconds(0), deadline - std::chrono::steady_clock::now());
+    Result<std::size_t> consumed =
+        ring.Consume(1, remaining, EnvelopeVisitor(visit_if_current, current));
+    if (!consumed.ok()) return consumed.status();
+    if (current > 0) return 1 + (max > 1 ? TryTakeCurrent(ring, max - 1, visit_if_current) : 0);
+  }
+}
+
 ChannelHeader Plan(const ChannelSpec& spec) {
   ChannelHeader h{};
   h.magic = kChannelMagic;
@@ -206,22 +251,18 @@ bool RequestServer::Current(const Envelope& envelope) {
   return true;
 }
 
+bool RequestServer::VisitIfCurrent(const Envelope& envelope, std::span<const std::byte> payload,
+                                   RequestVisitor visit) {
+  if (!Current(envelope)) return false;
+  visit(envelope, payload);
+  return true;
+}
+
 std::size_t RequestServer::TryTakeRequests(std::size_t max_requests, RequestVisitor visit) {
-  std::size_t taken = 0;
-  // Stale requests do not count toward max_requests: keep taking until enough or empty.
-  while (taken < max_requests) {
-    std::size_t current = 0;
-    const std::size_t consumed = requests_->TryConsume(
-        max_requests - taken, [&](std::span<const std::byte> record, std::uint64_t) {
-          Envelope envelope;
-          std::memcpy(&envelope, record.data(), sizeof envelope);
-          if (!Current(envelope)) return;
-          visit(envelope, record.subspan(sizeof(Envelope)));
-          ++current;
-        });
-    taken += current;
-    if (consumed == 0) break;
-  }
+  const std::size_t taken = TryTakeCurrent(
+      *requests_, max_requests, [&](const Envelope& envelope, std::span<const std::byte> payload) {
+        return VisitIfCurrent(envelope, payload, visit);
+      });
   counters_->taken.Add(taken);
   return taken;
 }
@@ -229,26 +270,14 @@ std::size_t RequestServer::TryTakeRequests(std::size_t max_requests, RequestVisi
 Result<std::size_t> RequestServer::TakeRequests(std::size_t max_requests,
                                                 std::chrono::nanoseconds timeout,
                                                 RequestVisitor visit) {
-  AZ_CHECK(max_requests >= 1);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    std::size_t current = 0;
-    const auto remaining = std::max<std::chrono::nanoseconds>(
-        std::chrono::nanoseconds(0), deadline - std::chrono::steady_clock::now());
-    Result<std::size_t> consumed =
-        requests_->Consume(1, remaining, [&](std::span<const std::byte> record, std::uint64_t) {
-          Envelope envelope;
-          std::memcpy(&envelope, record.data(), sizeof envelope);
-          if (!Current(envelope)) return;
-          visit(envelope, record.subspan(sizeof(Envelope)));
-          ++current;
-        });
-    if (!consumed.ok()) return consumed.status();
-    if (current > 0) {
-      counters_->taken.Add(1);
-      return 1 + (max_requests > 1 ? TryTakeRequests(max_requests - 1, visit) : 0);
-    }
-  }
+  AZ_ASSIGN_OR_RETURN(
+      const std::size_t taken,
+      TakeCurrent(*requests_, max_requests, timeout,
+                  [&](const Envelope& envelope, std::span<const std::byte> payload) {
+                    return VisitIfCurrent(envelope, payload, visit);
+                  }));
+  counters_->taken.Add(taken);
+  return taken;
 }
 
 Status RequestServer::Respond(const Envelope& to, std::span<const std::byte> payload,
@@ -411,24 +440,22 @@ Status RequestClient::SubmitWith(std::uint64_t request_id, std::chrono::nanoseco
   return status;
 }
 
-std::size_t RequestClient::TryReceive(std::size_t max_responses, ResponseVisitor visit) {
-  std::size_t received = 0;
-  while (received < max_responses) {
-    std::size_t current = 0;
-    const std::size_t consumed = responses_->TryConsume(
-        max_responses - received, [&](std::span<const std::byte> record, std::uint64_t) {
-          Envelope envelope;
-          std::memcpy(&envelope, record.data(), sizeof envelope);
-          if (envelope.generation != generation_ || envelope.worker_id != worker_id_) {
-            counters_->stale.Add(1);
-            return;
-          }
-          visit(envelope.request_id, record.subspan(sizeof(Envelope)));
-          ++current;
-        });
-    received += current;
-    if (consumed == 0) break;
+bool RequestClient::VisitIfCurrent(const Envelope& envelope, std::span<const std::byte> payload,
+                                   ResponseVisitor visit) {
+  if (envelope.generation != generation_ || envelope.worker_id != worker_id_) {
+    counters_->stale.Add(1);
+    return false;
   }
+  visit(envelope.request_id, payload);
+  return true;
+}
+
+std::size_t RequestClient::TryReceive(std::size_t max_responses, ResponseVisitor visit) {
+  const std::size_t received =
+      TryTakeCurrent(*responses_, max_responses,
+                     [&](const Envelope& envelope, std::span<const std::byte> payload) {
+                       return VisitIfCurrent(envelope, payload, visit);
+                     });
   counters_->received.Add(received);
   return received;
 }
@@ -436,29 +463,14 @@ std::size_t RequestClient::TryReceive(std::size_t max_responses, ResponseVisitor
 Result<std::size_t> RequestClient::Receive(std::size_t max_responses,
                                            std::chrono::nanoseconds timeout,
                                            ResponseVisitor visit) {
-  AZ_CHECK(max_responses >= 1);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    std::size_t current = 0;
-    const auto remaining = std::max<std::chrono::nanoseconds>(
-        std::chrono::nanoseconds(0), deadline - std::chrono::steady_clock::now());
-    Result<std::size_t> consumed =
-        responses_->Consume(1, remaining, [&](std::span<const std::byte> record, std::uint64_t) {
-          Envelope envelope;
-          std::memcpy(&envelope, record.data(), sizeof envelope);
-          if (envelope.generation != generation_ || envelope.worker_id != worker_id_) {
-            counters_->stale.Add(1);
-            return;
-          }
-          visit(envelope.request_id, record.subspan(sizeof(Envelope)));
-          ++current;
-        });
-    if (!consumed.ok()) return consumed.status();
-    if (current > 0) {
-      counters_->received.Add(1);
-      return 1 + (max_responses > 1 ? TryReceive(max_responses - 1, visit) : 0);
-    }
-  }
+  AZ_ASSIGN_OR_RETURN(
+      const std::size_t received,
+      TakeCurrent(*responses_, max_responses, timeout,
+                  [&](const Envelope& envelope, std::span<const std::byte> payload) {
+                    return VisitIfCurrent(envelope, payload, visit);
+                  }));
+  counters_->received.Add(received);
+  return received;
 }
 
 ChannelClientStats RequestClient::Stats() const {

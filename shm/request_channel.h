@@ -116,6 +116,9 @@ class RequestServer {
   RequestServer() = default;
   static Result<RequestServer> Attach(Segment segment, const RingOptions& ring);
   bool Current(const Envelope& envelope);
+  // Visits a current request; false (and nothing visited) for a stale one.
+  bool VisitIfCurrent(const Envelope& envelope, std::span<const std::byte> payload,
+                      RequestVisitor visit);
 
   std::shared_ptr<const Segment> segment_;
   ChannelHeader* header_ = nullptr;
@@ -176,6 +179,9 @@ class RequestClient {
   struct Counters;
   RequestClient() = default;
   void ReleaseWorkerId();
+  // Visits an answer to this worker's current generation; false (counted as stale) otherwise.
+  bool VisitIfCurrent(const Envelope& envelope, std::span<const std::byte> payload,
+                      ResponseVisitor visit);
 
   std::shared_ptr<const Segment> segment_;
   WorkerSlot* slot_ = nullptr;
