@@ -3,7 +3,11 @@
 // free ports, restart, or gain self-play workers is scraped without editing any config.
 //
 //   [{"targets": ["localhost:9102"],
-//     "labels": {"service": "replay", "component": "replay", "run": "20261122-0900"}}, ...]
+//     "labels": {"service": "replay", "role": "replay", "run": "20261122-0900"}}, ...]
+//
+// The target labels must not be label names the services' own metrics use (component, result,
+// reason, source, side, kind): Prometheus would rename the metric's label to exported_<name>,
+// and queries by it would break. tests/dashboards checks that no such rename happens.
 
 #include <filesystem>
 #include <iostream>
@@ -19,8 +23,8 @@ struct TargetsOptions {
   std::string output;  // empty: stdout
 };
 
-// "selfplay-3" -> "selfplay": the dashboards aggregate over the workers of one kind.
-std::string Component(const std::string& service) {
+// "selfplay-3" -> "selfplay": queries can aggregate over the workers of one role.
+std::string Role(const std::string& service) {
   const std::size_t dash = service.rfind('-');
   if (dash == std::string::npos || dash + 1 == service.size()) return service;
   for (std::size_t i = dash + 1; i < service.size(); ++i) {
@@ -41,7 +45,7 @@ nlohmann::json TargetList(const std::vector<ipc::ServiceInfo>& services,
     list.push_back(
         {{"targets", {host + ":" + std::to_string(info.metrics_port)}},
          {"labels",
-          {{"service", info.service}, {"component", Component(info.service)}, {"run", run_name}}}});
+          {{"service", info.service}, {"role", Role(info.service)}, {"run", run_name}}}});
   }
   return list;
 }

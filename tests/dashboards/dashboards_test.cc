@@ -210,6 +210,16 @@ TEST_F(DashboardsOnARunningPipelineTest, EveryPanelAndAlertQueryHasDataFromTheRe
       limit))
       << run.Output();
 
+  // The targets' labels (service, role, run) clash with no label of the services' own metrics:
+  // Prometheus would rename the metric's label to exported_<name>, and a query by it (the loss
+  // panel's `by (component)`) would silently merge its series.
+  const nlohmann::json labels = Api("/api/v1/labels");
+  ASSERT_TRUE(labels.is_array());
+  for (const nlohmann::json& label : labels) {
+    EXPECT_FALSE(label.get<std::string>().starts_with("exported_")) << label;
+  }
+  EXPECT_EQ(Query("az_learner_loss").size(), 3u);  // policy, value, total
+
   // Every panel query is valid PromQL and finds the series it draws.
   const std::vector<nlohmann::json> dashboards = Dashboards();
   ASSERT_FALSE(dashboards.empty());

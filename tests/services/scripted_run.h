@@ -3,8 +3,9 @@
 // scripts/run as a user starts it, for the end-to-end tests (tests/services/pipeline,
 // tests/dashboards): this build's binaries (AZ_BUILD_DIR, --no-build), a run directory of the
 // test's own, the script's output in a file next to it. Whatever the test does, nothing of the run
-// outlives it: the script is killed if still running, and the run's shared-memory segments are
-// removed.
+// outlives it: a script still running when the test ends (an assertion failed) is stopped as a
+// user would (SIGTERM, so that its trap stops supervisord and the services), anything left after
+// that is killed, and the run's shared-memory segments are removed.
 
 #include <signal.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/base/check.h"
+#include "ipc/discovery.h"
 #include "ipc/endpoint.h"
 #include "shm/scope.h"
 #include "shm/segment.h"
@@ -47,7 +49,8 @@ class ScriptedRun {
   ScriptedRun(const ScriptedRun&) = delete;
   ScriptedRun& operator=(const ScriptedRun&) = delete;
   ~ScriptedRun() {
-    process_.reset();  // SIGKILLs the script if the test ended early
+    if (!process_->Exited()) (void)Stop(std::chrono::seconds(120));
+    KillLeftovers();
     if (Result<std::string> prefix = RunShmPrefix(run_dir_); prefix.ok()) {
       if (Result<shm::Scope> scope = shm::Scope::Prefix(*prefix); scope.ok()) {
         (void)shm::Segment::RemoveAll(*scope);
@@ -82,6 +85,24 @@ class ScriptedRun {
   }
 
  private:
+  // A script killed before its trap ran leaves supervisord (in its own session) and the services:
+  // supervisord is asked to stop them, then whatever still lives is killed.
+  void KillLeftovers() const {
+    const std::string pid_text = ReadWholeFile(run_dir_ + "/supervisord.pid");
+    const std::int64_t supervisord = pid_text.empty() ? 0 : std::stoll(pid_text);
+    if (supervisord > 0 && ProcessAlive(supervisord)) {
+      ::kill(static_cast<pid_t>(supervisord), SIGTERM);
+      if (!WaitFor([&] { return !ProcessAlive(supervisord); }, std::chrono::seconds(30))) {
+        ::kill(static_cast<pid_t>(supervisord), SIGKILL);
+      }
+    }
+    if (Result<std::vector<ServiceInfo>> services = ListServices(run_dir_); services.ok()) {
+      for (const ServiceInfo& info : *services) {
+        if (ProcessAlive(info.pid)) ::kill(static_cast<pid_t>(info.pid), SIGKILL);
+      }
+    }
+  }
+
   std::string run_dir_;
   std::string output_;
   std::unique_ptr<ChildProcess> process_;

@@ -124,7 +124,7 @@ TEST_F(AzctlTest, RunStatusShowsEveryServiceAndReportsAKilledOneAsDown) {
 }
 
 // Prometheus scrapes what the discovery records say (file_sd): running services with a metrics
-// port, local ones as localhost, numbered workers grouped by component; a cleanly stopped service
+// port, local ones as localhost, numbered workers grouped by role; a cleanly stopped service
 // is dropped, a service without metrics never listed.
 TEST_F(AzctlTest, PrometheusTargetsListTheRunningServicesMetricsPorts) {
   const std::string here = ipc::HostName();
@@ -147,10 +147,10 @@ TEST_F(AzctlTest, PrometheusTargetsListTheRunningServicesMetricsPorts) {
   ASSERT_EQ(printed.code, 0) << printed.err;
   const nlohmann::json targets = nlohmann::json::parse(printed.out);
   const std::string run = std::filesystem::path(dir_.path()).filename().string();
-  auto target = [&](std::string address, std::string service, std::string component) {
+  auto target = [&](std::string address, std::string service, std::string role) {
     return nlohmann::json{
         {"targets", {address}},
-        {"labels", {{"service", service}, {"component", component}, {"run", run}}}};
+        {"labels", {{"service", service}, {"role", role}, {"run", run}}}};
   };
   EXPECT_EQ(targets, nlohmann::json::array({target("localhost:9102", "replay", "replay"),
                                             target("other-box:9111", "selfplay-1", "selfplay"),
