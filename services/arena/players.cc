@@ -5,9 +5,8 @@
 #include <bit>
 #include <vector>
 
-#include "core/games/connect_four_encoder.h"
 #include "core/mcts/search.h"
-#include "core/nn/network.h"
+#include "core/nn/network_evaluator.h"
 
 namespace az::arena {
 namespace {
@@ -85,89 +84,31 @@ class OneStepPlayer final : public Player {
   std::string name_ = "onestep";
 };
 
-// Evaluates Connect Four leaves with a network, for the search.
-class NetworkEvaluator {
- public:
-  explicit NetworkEvaluator(nn::Network& network) : network_(network) {}
-
-  Status Evaluate(std::span<const mcts::Leaf<ConnectFour>> leaves,
-                  std::span<mcts::LeafEval> evals) {
-    const int n = static_cast<int>(leaves.size());
-    offsets_.assign(1, 0);
-    actions_.clear();
-    for (const auto& leaf : leaves) {
-      for (std::uint16_t index : leaf.policy_indices) actions_.push_back(index);
-      offsets_.push_back(static_cast<std::int32_t>(actions_.size()));
-    }
-    priors_.resize(actions_.size());
-    wdl_.resize(static_cast<std::size_t>(n) * 3);
-    nn::BatchInput input;
-    input.n = n;
-    input.encode = [&leaves](int i, float* dst) {
-      games::EncodeConnectFour(*leaves[i].record,
-                               {dst, static_cast<std::size_t>(games::kConnectFourInputSize)});
-    };
-    const nn::LegalMovesView legal{offsets_, actions_};
-    AZ_RETURN_IF_ERROR(
-        network_.Forward(input, {.priors = priors_.data(), .wdl = wdl_.data()}, &legal));
-    for (int i = 0; i < n; ++i) {
-      for (std::size_t m = 0; m < evals[i].priors.size(); ++m) {
-        evals[i].priors[m] = priors_[offsets_[i] + m];
-      }
-      evals[i].SetWdl(wdl_[3 * i], wdl_[3 * i + 1], wdl_[3 * i + 2]);
-    }
-    return Status::Ok();
-  }
-
- private:
-  nn::Network& network_;
-  std::vector<std::int32_t> offsets_;
-  std::vector<std::int32_t> actions_;
-  std::vector<float> priors_;
-  std::vector<float> wdl_;
-};
-
 class NetworkPlayer final : public Player {
  public:
-  NetworkPlayer(std::string name, std::unique_ptr<nn::Network> network, int simulations,
-                mcts::Search<ConnectFour> search)
+  NetworkPlayer(std::string name, std::unique_ptr<nn::NetworkEvaluator<ConnectFour>> evaluator,
+                int simulations, mcts::Search<ConnectFour> search)
       : name_(std::move(name)),
-        network_(std::move(network)),
-        evaluator_(*network_),
+        evaluator_(std::move(evaluator)),
         simulations_(simulations),
         search_(std::move(search)) {}
 
   Result<int> Choose(const ConnectFourPosition& position, mcts::Rng&) override {
     if (simulations_ == 0) return RawPolicy(position);
     search_.SetRoot(position);
-    AZ_RETURN_IF_ERROR(search_.Run(evaluator_, simulations_));
+    AZ_RETURN_IF_ERROR(search_.Run(*evaluator_, simulations_));
     return static_cast<int>(search_.BestMove().column);
   }
   const std::string& name() const override { return name_; }
 
  private:
   Result<int> RawPolicy(const ConnectFourPosition& position) {
-    std::vector<std::int32_t> actions;
-    for (int c = 0; c < kConnectFourWidth; ++c) {
-      if (position.CanPlay(c)) actions.push_back(c);
-    }
-    const std::vector<std::int32_t> offsets = {0, static_cast<std::int32_t>(actions.size())};
-    std::vector<float> priors(actions.size());
-    const games::ConnectFourRecord record = position.ToRecord();
-    nn::BatchInput input;
-    input.n = 1;
-    input.encode = [&record](int, float* dst) {
-      games::EncodeConnectFour(record,
-                               {dst, static_cast<std::size_t>(games::kConnectFourInputSize)});
-    };
-    const nn::LegalMovesView legal{offsets, actions};
-    AZ_RETURN_IF_ERROR(network_->Forward(input, {.priors = priors.data()}, &legal));
-    return actions[std::max_element(priors.begin(), priors.end()) - priors.begin()];
+    AZ_ASSIGN_OR_RETURN(auto choice, evaluator_->BestRawMove(position));
+    return static_cast<int>(choice.move.column);
   }
 
   std::string name_;
-  std::unique_ptr<nn::Network> network_;
-  NetworkEvaluator evaluator_;
+  std::unique_ptr<nn::NetworkEvaluator<ConnectFour>> evaluator_;
   int simulations_;
   mcts::Search<ConnectFour> search_;
 };
@@ -188,14 +129,7 @@ Result<std::unique_ptr<Player>> MakePlayer(const std::string& spec, const Player
   nn::RuntimeOptions runtime;
   runtime.device = nn::DeviceChoice::kCpu;
   runtime.intra_op_threads = options.threads;
-  runtime.input_layout = nn::InputLayout::kNchw;
-  AZ_ASSIGN_OR_RETURN(std::unique_ptr<nn::Network> network, nn::Network::FromFile(spec, runtime));
-  const nn::NetConfig& net = network->config();
-  if (net.input_planes != games::kConnectFourPlanes ||
-      net.board_height != games::kConnectFourHeight ||
-      net.board_width != games::kConnectFourWidth || net.policy_size != kConnectFourWidth) {
-    return FailedPrecondition(spec + " is not a Connect Four network: " + net.ToString());
-  }
+  AZ_ASSIGN_OR_RETURN(auto evaluator, nn::NetworkEvaluator<ConnectFour>::Load(spec, runtime));
   mcts::SearchOptions search;
   search.max_batch = 8;
   search.virtual_loss = mcts::VirtualLoss::kLoss;
@@ -204,7 +138,7 @@ Result<std::unique_ptr<Player>> MakePlayer(const std::string& spec, const Player
   AZ_ASSIGN_OR_RETURN(mcts::Search<ConnectFour> made,
                       mcts::Search<ConnectFour>::Create(search, ConnectFourPosition()));
   return std::unique_ptr<Player>(
-      new NetworkPlayer(spec, std::move(network), options.simulations, std::move(made)));
+      new NetworkPlayer(spec, std::move(evaluator), options.simulations, std::move(made)));
 }
 
 }  // namespace az::arena

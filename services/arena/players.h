@@ -16,7 +16,7 @@
 #include <string>
 
 #include "core/base/status.h"
-#include "core/games/connect_four.h"
+#include "core/games/connect4/connect_four.h"
 #include "core/mcts/random.h"
 
 namespace az::arena {

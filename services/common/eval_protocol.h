@@ -32,8 +32,8 @@
 #include "core/base/check.h"
 #include "core/base/status.h"
 #include "core/encoding/position_record.h"
-#include "core/games/chess.h"
-#include "core/games/connect_four.h"
+#include "core/games/chess/chess.h"
+#include "core/games/connect4/connect_four.h"
 #include "core/mcts/evaluator.h"
 #include "services/common/game_kind.h"
 #include "shm/request_channel.h"
@@ -129,9 +129,6 @@ shm::ChannelSpec EvalChannelSpec(const EvalChannelOptions& options) {
 
 // --- Records of each game, checked on arrival. ---
 
-// InvalidArgument (DataLoss for a chess record's magic) naming what is wrong.
-Status ValidateGameRecord(const encoding::PositionRecord& record);
-Status ValidateGameRecord(const games::ConnectFourRecord& record);
 
 // --- Writing and reading requests. ---
 
@@ -158,7 +155,7 @@ void WriteEvalRequest(const mcts::Leaf<G>& leaf, std::uint64_t game_id, std::spa
 }
 
 // Checks a request: magic (DataLoss), version, game, num_moves in 1..kEvalMaxMoves, every index
-// below kPolicySize, and the record (ValidateGameRecord). InvalidArgument naming the field
+// below kPolicySize, and the record (G::ValidateRecord). InvalidArgument naming the field
 // otherwise.
 template <games::Game G>
 Status ValidateEvalRequest(const EvalRequest<G>& request) {
@@ -185,7 +182,7 @@ Status ValidateEvalRequest(const EvalRequest<G>& request) {
                              std::to_string(G::kPolicySize));
     }
   }
-  return ValidateGameRecord(request.record).WithContext("eval request");
+  return G::ValidateRecord(request.record).WithContext("eval request");
 }
 
 // Copies a request out of the ring (the payload must have the request's size, checked) and

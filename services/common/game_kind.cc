@@ -2,20 +2,21 @@
 
 #include <string>
 
+#include "core/base/check.h"
+
 namespace az::service {
 
 Result<GameKind> ParseGameKind(std::string_view name) {
-  if (name == "chess") return GameKind::kChess;
-  if (name == "connect4") return GameKind::kConnectFour;
-  return InvalidArgument("unknown game \"" + std::string(name) + "\" (chess or connect4)");
+  AZ_ASSIGN_OR_RETURN(const games::GameInfo* game, games::FindGame(name));
+  return game->id;
 }
 
 std::string_view GameKindName(GameKind kind) {
-  switch (kind) {
-    case GameKind::kChess: return "chess";
-    case GameKind::kConnectFour: return "connect4";
-  }
-  return "unknown";
+  const games::GameInfo* game = games::FindGameById(kind);
+  AZ_CHECK(game != nullptr, "GameKindName: no registered game has id " + std::to_string(kind));
+  return game->name;
 }
+
+std::string GameKindChoices() { return games::GameNames("|"); }
 
 }  // namespace az::service

@@ -1,35 +1,28 @@
 #pragma once
 
-// The games the services run, as a value that flags, configs and wire records carry, and the
-// compile-time link from a game type (core/games) to it.
+// The game a service runs, as flags, configs and wire records carry it: the id of a game registered
+// in core/games/registry.h (games::Chess::kId, games::ConnectFour::kId, ...).
 
-#include <cstdint>
 #include <string_view>
 
 #include "core/base/status.h"
-#include "core/games/chess.h"
-#include "core/games/connect_four.h"
+#include "core/games/registry.h"
 
 namespace az::service {
 
-enum class GameKind : std::uint8_t {
-  kChess = 1,
-  kConnectFour = 2,
-};
+using GameKind = games::GameId;
 
-// "chess" or "connect4" (the --game flag); InvalidArgument otherwise.
+// A registered game's name (the --game flag: "chess", "connect4", "tictactoe", ...) to its id;
+// InvalidArgument listing the known names otherwise.
 Result<GameKind> ParseGameKind(std::string_view name);
+// The registered name of `kind` (checked: a registered id).
 std::string_view GameKindName(GameKind kind);
+// "chess|connect4|tictactoe": for flag help.
+std::string GameKindChoices();
 
 template <typename G>
-struct GameKindOf;
-template <>
-struct GameKindOf<games::Chess> {
-  static constexpr GameKind kValue = GameKind::kChess;
-};
-template <>
-struct GameKindOf<games::ConnectFour> {
-  static constexpr GameKind kValue = GameKind::kConnectFour;
+struct GameKindOf {
+  static constexpr GameKind kValue = G::kId;
 };
 
 }  // namespace az::service

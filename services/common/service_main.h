@@ -1,9 +1,10 @@
 #pragma once
 
-// The main() every long-running service shares (az-evaluator, az-selfplay, az-learner): flags and
-// config file through CLI11, the configuration checked, log level and component set, SIGTERM/SIGINT
-// turned into App::Stop() by a signal thread started before any other thread, then App::Create and
-// App::Run until a clean stop.
+// The main() every long-running service shares (az-replay, az-evaluator, az-selfplay, az-learner):
+// flags and config file through CLI11, the configuration checked, log level and component set,
+// SIGTERM/SIGINT turned into App::Stop() by a signal thread started before any other thread, then
+// App::Create and App::Run until a clean stop, and the app destroyed before main returns (its
+// metrics exporter stops within 100 ms, so a restart never waits on it).
 //
 // Exit codes: 0 after a clean stop; 2 for a bad command line or configuration, and for a failure
 // that `spec.needs_a_person` says a person must fix (the message says what); 1 for any other
@@ -14,16 +15,18 @@
 //   }
 //
 // App must have `static Result<std::unique_ptr<App>> Create(const Config&)`, `Status Run()` and a
-// thread-safe `void Stop()`; Config a `std::string service` and a `std::string log_level`.
+// thread-safe `void Stop()`; Config derives from ServiceOptions (service_options.h).
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "core/base/log.h"
 #include "core/base/status.h"
+#include "services/common/service_options.h"
 #include "services/common/service_util.h"
 #include "services/common/shutdown_signals.h"
 
@@ -46,12 +49,19 @@ struct ServiceMainSpec {
 
 template <typename App, typename Config>
 int RunServiceMain(int argc, char** argv, const ServiceMainSpec<Config>& spec) {
+  static_assert(std::is_base_of_v<ServiceOptions, Config>,
+                "a service's config derives from ServiceOptions");
   SetLogComponent(spec.program);
   CLI::App cli{spec.description};
   Config config;
   spec.add_options(cli, config);
   try {
     cli.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    std::cerr << spec.program << ": config file: " << e.what()
+              << " (keys are the long flag names without the dashes, e.g. log-level = \"info\"; "
+              << spec.program << " --help lists them)\n";
+    return kExitBadConfig;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return cli.exit(e);  // --help
     std::cerr << spec.program << ": " << e.what() << "\n";

@@ -7,7 +7,9 @@
 
 #include "core/base/log.h"
 #include "services/common/eval_protocol.h"
-#include "services/evaluator/eval_game.h"
+#include "core/games/registry.h"
+#include "core/nn/game_network.h"
+#include "core/nn/network_evaluator.h"
 
 namespace az::evaluator {
 namespace {
@@ -16,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-template <games::Game G>
+template <games::GameDefinition G>
 class GameEvalBatcher final : public EvalBatcher {
  public:
   GameEvalBatcher(shm::RequestServer server, const BatchOptions& options)
@@ -58,14 +60,9 @@ class GameEvalBatcher final : public EvalBatcher {
       offsets_.push_back(static_cast<std::int32_t>(actions_.size()));  // closes the CSR list
       priors_.assign(actions_.size(), 0.0f);
       wdl_.assign(static_cast<std::size_t>(n) * 3, 0.0f);
-      nn::BatchInput input;
-      input.n = n;
-      input.encode = [this](int i, float* dst) { EvalGame<G>::Encode(records_[i], dst); };
-      nn::ForwardOutputs outputs;
-      outputs.priors = priors_.data();
-      outputs.wdl = wdl_.data();
       const nn::LegalMovesView legal{offsets_, actions_};
-      report.forward_status = network.Forward(input, outputs, &legal);
+      report.forward_status =
+          nn::ForwardRecords<G>(network, records_, legal, priors_.data(), wdl_.data());
       report.evaluated = report.forward_status.ok() ? n : 0;
     }
     const Clock::time_point forwarded = Clock::now();
@@ -180,7 +177,7 @@ class GameEvalBatcher final : public EvalBatcher {
   std::vector<std::uint32_t> blocked_workers_;
 };
 
-template <games::Game G>
+template <games::GameDefinition G>
 Result<std::unique_ptr<EvalBatcher>> Make(shm::RequestServer server, const BatchOptions& options) {
   const shm::ChannelSpec& spec = server.spec();
   if (spec.request_bytes != sizeof(service::EvalRequest<G>) ||
@@ -210,31 +207,31 @@ Result<std::unique_ptr<EvalBatcher>> CreateEvalBatcher(service::GameKind game,
       options.first_wait.count() <= 0 || options.respond_timeout.count() < 0) {
     return InvalidArgument("batch timing options must not be negative");
   }
-  switch (game) {
-    case service::GameKind::kChess: return Make<games::Chess>(std::move(server), options);
-    case service::GameKind::kConnectFour:
-      return Make<games::ConnectFour>(std::move(server), options);
-  }
-  return InvalidArgument("unknown game");
+  if (games::FindGameById(game) == nullptr) return InvalidArgument("unknown game");
+  return games::VisitGame(game, [&]<games::GameDefinition G>() {
+    return Make<G>(std::move(server), options);
+  });
 }
 
 Status CheckNetworkFitsGame(service::GameKind game, const nn::NetConfig& net) {
-  const bool fits = game == service::GameKind::kChess ? EvalGame<games::Chess>::Fits(net)
-                                                      : EvalGame<games::ConnectFour>::Fits(net);
-  if (fits) return Status::Ok();
+  const games::GameInfo* info = games::FindGameById(game);
+  AZ_CHECK(info != nullptr, "CheckNetworkFitsGame: unregistered game");
+  if (nn::NetFitsGame(net, *info)) return Status::Ok();
   return FailedPrecondition("the network (" + net.ToString() + ") is not a " +
-                            std::string(service::GameKindName(game)) + " network (" +
+                            std::string(info->name) + " network (" +
                             DefaultNetConfig(game).ToString() + " is)");
 }
 
 nn::NetConfig DefaultNetConfig(service::GameKind game) {
-  return game == service::GameKind::kChess ? EvalGame<games::Chess>::DefaultNet()
-                                           : EvalGame<games::ConnectFour>::DefaultNet();
+  const games::GameInfo* info = games::FindGameById(game);
+  AZ_CHECK(info != nullptr, "DefaultNetConfig: unregistered game");
+  return nn::DefaultNetConfig(*info);
 }
 
 nn::InputLayout GameInputLayout(service::GameKind game) {
-  return game == service::GameKind::kChess ? EvalGame<games::Chess>::kInputLayout
-                                           : EvalGame<games::ConnectFour>::kInputLayout;
+  const games::GameInfo* info = games::FindGameById(game);
+  AZ_CHECK(info != nullptr, "GameInputLayout: unregistered game");
+  return nn::ToInputLayout(info->input.layout);
 }
 
 }  // namespace az::evaluator

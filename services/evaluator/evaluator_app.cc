@@ -32,9 +32,9 @@ shm::ChannelSpec ChannelSpecFor(const EvaluatorConfig& c) {
   const service::EvalChannelOptions options{.max_workers = c.max_workers,
                                             .request_capacity = c.request_capacity,
                                             .response_capacity = c.response_capacity};
-  return c.game_kind == service::GameKind::kChess
-             ? service::EvalChannelSpec<games::Chess>(options)
-             : service::EvalChannelSpec<games::ConnectFour>(options);
+  return games::VisitGame(c.game_kind, [&]<games::GameDefinition G>() {
+    return service::EvalChannelSpec<G>(options);
+  });
 }
 
 }  // namespace

@@ -9,14 +9,9 @@
 namespace az::evaluator {
 
 void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& c) {
-  app.set_config("--config", "", "read options from this TOML/INI file (keys as the long flags)");
-  app.allow_config_extras(CLI::config_extras_mode::error);
-
-  app.add_option("--run-dir", c.run_dir, "the run directory (control socket, discovery, shm scope)")
-      ->required()
-      ->envname("AZ_RUN_DIR");
-  app.add_option("--service", c.service, "service name in the run directory")
-      ->capture_default_str();
+  service::AddServiceOptions(app, c,
+                             {.run_dir = "the run directory (control socket, discovery, shm scope)",
+                              .log_interval = "seconds between rate log lines; 0: none"});
   app.add_option(
       "--endpoint", c.endpoint,
       "control endpoint (default: ipc://RUN_DIR/SERVICE.ctl; tcp://HOST:PORT on request)");
@@ -24,7 +19,7 @@ void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& c) {
       "--shm-scope", c.shm_scope,
       "shared-memory scope of the eval channel, shm:PREFIX or dir:PATH (default: derived "
       "from the run directory)");
-  app.add_option("--game", c.game, "chess or connect4")
+  app.add_option("--game", c.game, "the game: " + service::GameKindChoices())
       ->check(CLI::IsMember({"chess", "connect4"}))
       ->capture_default_str();
 
@@ -85,25 +80,10 @@ void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& c) {
   app.add_option("--model-events-from", c.model_events_from,
                  "service whose 'model' events are loaded between batches; empty: none")
       ->capture_default_str();
-
-  app.add_option("--metrics-port", c.metrics_port,
-                 "Prometheus /metrics port; 0: any free port; -1: off")
-      ->check(CLI::Range(-1, 65535))
-      ->capture_default_str();
-  app.add_option("--metrics-bind", c.metrics_bind, "address the metrics server binds")
-      ->capture_default_str();
-  app.add_option("--log-interval", c.log_interval, "seconds between rate log lines; 0: none")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
-  app.add_option("--log-level", c.log_level, "debug, info, warning or error")
-      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
-      ->capture_default_str();
 }
 
 Status FinalizeConfig(EvaluatorConfig& c) {
-  if (c.run_dir.empty()) return InvalidArgument("--run-dir is required");
-  AZ_ASSIGN_OR_RETURN(c.run_dir, ipc::NormalizeRunDir(c.run_dir));
-  AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.service).WithContext("--service"));
+  AZ_RETURN_IF_ERROR(service::FinalizeServiceOptions(c));
   AZ_ASSIGN_OR_RETURN(c.game_kind, service::ParseGameKind(c.game));
   if (!c.model.empty()) {
     c.model = std::filesystem::absolute(c.model).lexically_normal().string();
@@ -120,7 +100,6 @@ Status FinalizeConfig(EvaluatorConfig& c) {
     AZ_RETURN_IF_ERROR(
         ipc::ValidateServiceName(c.model_events_from).WithContext("--model-events-from"));
   }
-  AZ_RETURN_IF_ERROR(service::ParseLogLevel(c.log_level).status());
   return Status::Ok();
 }
 

@@ -2,7 +2,9 @@
 
 // The configuration of az-evaluator: every flag, its default and its range, from the command line
 // or a config file (CLI11: `--config FILE`, TOML or INI, keys named as the long flags; unknown keys
-// are refused). deploy/config/evaluator.toml is a commented example with every key.
+// are refused). deploy/config/evaluator.toml is a commented example with every key. The options
+// every service shares are services/common's ServiceOptions, with this service's defaults set in
+// the constructor.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -11,13 +13,15 @@
 
 #include "core/base/status.h"
 #include "services/common/game_kind.h"
+#include "services/common/service_options.h"
 
 namespace az::evaluator {
 
-struct EvaluatorConfig {
+// run_dir (required): control socket, discovery record, shm scope.
+struct EvaluatorConfig : service::ServiceOptions {
+  EvaluatorConfig() : ServiceOptions({.service = "evaluator", .metrics_port = 9103}) {}
+
   // Where things live.
-  std::string run_dir;  // required: control socket, discovery record, shm scope
-  std::string service = "evaluator";
   std::string endpoint;   // control endpoint; default ipc://<run-dir>/<service>.ctl
   std::string shm_scope;  // eval channel scope; default derived from the run directory
   std::string game = "chess";
@@ -46,14 +50,8 @@ struct EvaluatorConfig {
   // Models.
   std::string model_events_from = "learner";  // empty: no hot swap from events
 
-  // Observability.
-  int metrics_port = 9103;  // 0: any free port; -1: no metrics
-  std::string metrics_bind = "0.0.0.0";
-  double log_interval = 10;  // seconds between rate lines; 0: none
-  std::string log_level = "info";
-
   // Derived by FinalizeConfig.
-  service::GameKind game_kind = service::GameKind::kChess;
+  service::GameKind game_kind = games::Chess::kId;
 };
 
 // Registers every option (and --config) on `app`, with ranges.

@@ -1,7 +1,7 @@
 // az-evaluator: batches eval requests from every self-play worker of a run, runs the network on
 // them and answers with priors and WDL; hot-swaps published models (docs/evaluator.md).
 //
-//   az-evaluator --run-dir DIR --game chess|connect4 [--model PATH] [--max-batch N]
+//   az-evaluator --run-dir DIR --game chess|connect4|tictactoe [--model PATH] [--max-batch N]
 //                [--stall-us U] [--threads T] [--device cpu|cuda] [--config evaluator.toml] ...
 //
 // Exit codes: 0 after a clean shutdown (SIGTERM, SIGINT or `azctl evaluator shutdown`), 2 for a bad

@@ -22,8 +22,6 @@ std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000)));
 }
 
-// How often a condition that lasts (waiting for the replay daemon, malformed records) is logged.
-constexpr double kRepeatLogSeconds = 10;
 // samples/s in `status` and the metrics is measured over this many seconds.
 constexpr double kRateSeconds = 5;
 // The loss averages in `status` follow about this many steps.
@@ -111,7 +109,25 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
                                                      .service = c.replay_service,
                                                      .attempt_timeout = Millis(c.replay_timeout),
                                                      .max_attempts = 1}));
-  app->replay_.emplace(std::move(replay));
+  app->source_ = std::make_unique<ReplayBatchSource>(std::move(replay));
+  AZ_ASSIGN_OR_RETURN(app->loop_,
+                      LearnerLoop::Create({.batch = c.batch,
+                                           .sample_timeout = Millis(c.sample_timeout),
+                                           .max_steps = c.max_steps,
+                                           .publish_every = c.publish_every,
+                                           .checkpoint_every = c.checkpoint_every,
+                                           .rollback_after_skips = c.rollback_after_skips,
+                                           .max_train_errors_in_a_row = kMaxTrainErrorsInARow,
+                                           .retry_pause = std::chrono::milliseconds(1000)},
+                                          *app->beta_,
+                                          {.trainer = app->trainer_.get(),
+                                           .decoder = app->decoder_.get(),
+                                           .source = app->source_.get(),
+                                           .hooks = self,
+                                           .interrupted = [self] {
+                                             return self->stop_.load(std::memory_order_acquire) ||
+                                                    self->server_->shutdown_requested();
+                                           }}));
 
   const std::uint64_t step = app->trainer_->counters().steps;
   if (app->metrics_) {
@@ -241,8 +257,7 @@ Status LearnerApp::Run() {
   Status status;
   while (!stop_.load(std::memory_order_acquire) && !server_->shutdown_requested()) {
     ServeCheckpointRequests();
-    const std::uint64_t step = trainer_->counters().steps;
-    if (config_.max_steps > 0 && step >= config_.max_steps) {
+    if (loop_->Done()) {
       AZ_LOG(kInfo) << "reached --max-steps " << config_.max_steps;
       break;
     }
@@ -254,25 +269,12 @@ Status LearnerApp::Run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continue;
     }
-    Result<bool> stepped = Step();
-    if (!stepped.ok()) {
-      status = stepped.status();
+    Result<StepOutcome> outcome = loop_->Step();
+    if (!outcome.ok()) {
+      status = outcome.status();
       break;
     }
-    if (*stepped) {
-      const std::uint64_t now = trainer_->counters().steps;
-      if (now % config_.publish_every == 0) {
-        status = PublishModel();
-        if (!status.ok()) break;
-      }
-      if (config_.checkpoint_every > 0 && now % config_.checkpoint_every == 0) {
-        Result<std::string> written = WriteCheckpoint("periodic");
-        if (!written.ok()) {
-          status = written.status();
-          break;
-        }
-      }
-    }
+    Record(*outcome);
     UpdateRate();
     LogProgress(false);
   }
@@ -282,7 +284,7 @@ Status LearnerApp::Run() {
   }
   // The final checkpoint: a restart continues from exactly here.
   if (!has_checkpoint_ || checkpointed_step_ != trainer_->counters().steps) {
-    Result<std::string> written = WriteCheckpoint("shutdown");
+    Result<std::string> written = SaveCheckpoint("shutdown");
     if (status.ok() && !written.ok()) status = written.status();
   }
   ServeCheckpointRequests();
@@ -295,231 +297,88 @@ Status LearnerApp::Run() {
   return status;
 }
 
-Result<bool> LearnerApp::Step() {
-  const std::uint64_t step = trainer_->counters().steps;
-  const double beta = beta_->At(step, samples_drawn_);
-  const Clock::time_point start = Clock::now();
-  replayd::SampleRequest request{.batch = config_.batch,
-                                 .beta = beta,
-                                 .timeout = Millis(config_.sample_timeout),
-                                 .with_records = true};
-  if (model_version_ >= 0) request.model_version = model_version_;
-  Result<replayd::SampledBatch> batch = replay_->Sample(request);
-  if (!batch.ok()) {
-    OnReplayUnavailable(batch.status());
-    return false;
-  }
-  const std::size_t n = batch->size();
-  weights_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) weights_[i] = batch->draws()[i].weight;
-  if (Status decoded =
-          decoder_->Decode(batch->records(), batch->record_bytes(), weights_, decoded_);
-      !decoded.ok()) {
-    // The daemon holds another game's records: nothing to train on until that is fixed.
-    OnReplayUnavailable(decoded);
-    return false;
-  }
-  if (waiting_) {
-    AZ_LOG(kInfo) << "the replay daemon serves batches again after " << std::fixed
-                  << std::setprecision(1) << SecondsSince(wait_started_) << " s";
-    waiting_ = false;
-    if (metrics_) metrics_->SetWaiting(false);
-  }
-  samples_drawn_ += n;
-  const double sample_seconds = SecondsSince(start);
-
-  const std::size_t dropped = decoded_.dropped.size();
-  if (dropped > 0) {
-    if (metrics_) metrics_->CountMalformed(dropped);
-    AZ_LOG(kWarning) << dropped << " of " << n << " sampled records are malformed and were "
-                     << "dropped; the first: record " << decoded_.dropped.front().index << " (slot "
-                     << batch->draws()[decoded_.dropped.front().index].slot
-                     << "): " << decoded_.dropped.front().why.ToString();
-  }
-  {
-    std::lock_guard lock(status_mutex_);
-    snapshot_.samples_drawn = samples_drawn_;
-    snapshot_.malformed += dropped;
-  }
-
-  const replay::SampledSlot* draws = batch->draws().data();
-  if (decoded_.samples.empty()) {
-    if (metrics_) metrics_->CountSkipped(SkipKind::kNoValidSamples);
-    SendPriorities(draws, n, {});
-    std::lock_guard lock(status_mutex_);
-    ++snapshot_.skipped_other;
-    return false;
-  }
-
-  const Clock::time_point train_start = Clock::now();
-  {
-    std::lock_guard lock(status_mutex_);
-    snapshot_.activity = "training";
-  }
-  Result<nn::TrainStepResult> trained = trainer_->TrainStep(decoded_.samples, decoder_->Encoder());
-  if (!trained.ok()) {
-    if (metrics_) metrics_->CountSkipped(SkipKind::kTrainError);
-    AZ_LOG(kError) << "training step failed: " << trained.status().ToString();
-    SendPriorities(draws, n, {});
-    {
-      std::lock_guard lock(status_mutex_);
-      ++snapshot_.skipped_other;
-      snapshot_.last_error = trained.status().ToString();
-    }
-    if (trained.status().code() != StatusCode::kInvalidArgument &&
-        ++train_errors_in_a_row_ >= kMaxTrainErrorsInARow) {
-      return trained.status().WithContext(std::to_string(train_errors_in_a_row_) +
-                                          " training steps in a row failed");
-    }
-    return false;
-  }
-  train_errors_in_a_row_ = 0;
-  const nn::TrainStepStats& stats = trained->stats;
-  if (stats.skipped != nn::SkipReason::kNone) {
-    const SkipKind kind = stats.skipped == nn::SkipReason::kNonFiniteLoss
-                              ? SkipKind::kNonFiniteLoss
-                              : SkipKind::kNonFiniteGradient;
-    if (metrics_) metrics_->CountSkipped(kind);
-    ++skipped_in_a_row_;
-    AZ_LOG(kWarning) << "batch skipped at step " << step << ": " << SkipKindName(kind) << " (loss "
-                     << stats.loss << ", grad norm " << stats.grad_norm << "; " << skipped_in_a_row_
-                     << " in a row)";
-    // Its losses are not priorities: only the malformed records are demoted.
-    SendPriorities(draws, n, {});
-    {
-      std::lock_guard lock(status_mutex_);
-      ++snapshot_.skipped_nonfinite;
-    }
-    AZ_RETURN_IF_ERROR(MaybeRollback());
-    return false;
-  }
-  skipped_in_a_row_ = 0;
-  const double train_seconds = SecondsSince(train_start);
-  SendPriorities(draws, n, trained->loss);
-
-  staleness_.clear();
-  if (model_version_ >= 0) {
-    for (std::uint32_t version : decoded_.model_version) {
-      staleness_.push_back(std::max<double>(0, static_cast<double>(model_version_) - version));
-    }
-  }
-  const double next_beta = beta_->At(stats.step, samples_drawn_);
+void LearnerApp::Record(const StepOutcome& outcome) {
+  using Kind = StepOutcome::Kind;
   if (metrics_) {
-    metrics_->ObserveStep({.step = stats.step,
-                           .loss = stats.loss,
-                           .policy_loss = stats.policy_loss,
-                           .value_loss = stats.value_loss,
-                           .grad_norm = stats.grad_norm,
-                           .learning_rate = stats.learning_rate,
-                           .beta = beta,
-                           .samples = decoded_.samples.size(),
-                           .sample_seconds = sample_seconds,
-                           .train_seconds = train_seconds,
-                           .staleness = staleness_});
-    metrics_->SetBeta(next_beta);
+    metrics_->SetWaiting(outcome.kind == Kind::kWaiting);
+    if (outcome.malformed > 0) metrics_->CountMalformed(outcome.malformed);
+    if (outcome.kind == Kind::kSkipped) metrics_->CountSkipped(outcome.skipped);
+    if (outcome.priorities_sent) {
+      if (outcome.priority_error.ok()) {
+        metrics_->CountPriorityUpdates(outcome.priority_counts.applied,
+                                       outcome.priority_counts.stale,
+                                       outcome.priority_counts.rejected);
+      } else {
+        metrics_->CountPriorityFailure();
+      }
+    }
+    if (outcome.rolled_back_to) metrics_->CountRollback();
+    if (outcome.kind == Kind::kTrained) metrics_->ObserveStep(outcome.report);
+    metrics_->SetBeta(outcome.next_beta);
   }
   std::lock_guard lock(status_mutex_);
+  if (outcome.kind == Kind::kWaiting) {
+    snapshot_.activity = "waiting for replay: " + outcome.waiting_for.ToString();
+    return;
+  }
   snapshot_.activity = "training";
-  snapshot_.step = stats.step;
-  snapshot_.beta = next_beta;
-  snapshot_.learning_rate = stats.learning_rate;
-  snapshot_.loss = stats.loss;
-  snapshot_.policy_loss = stats.policy_loss;
-  snapshot_.value_loss = stats.value_loss;
-  snapshot_.grad_norm = stats.grad_norm;
+  snapshot_.samples_drawn = loop_->counters().samples_drawn;
+  snapshot_.malformed += outcome.malformed;
+  if (outcome.priorities_sent && outcome.priority_error.ok()) {
+    snapshot_.priority_updates_applied += outcome.priority_counts.applied;
+    snapshot_.priority_updates_stale += outcome.priority_counts.stale;
+  }
+  if (outcome.kind == Kind::kSkipped) {
+    if (outcome.skipped == SkipKind::kNonFiniteLoss ||
+        outcome.skipped == SkipKind::kNonFiniteGradient) {
+      ++snapshot_.skipped_nonfinite;
+    } else {
+      ++snapshot_.skipped_other;
+    }
+    if (outcome.skipped == SkipKind::kTrainError) {
+      snapshot_.last_error = outcome.train_error.ToString();
+    }
+    if (outcome.rolled_back_to) {
+      ++snapshot_.rollbacks;
+      snapshot_.step = outcome.rolled_back_to->step;
+    }
+    return;
+  }
+  const StepReport& r = outcome.report;
+  snapshot_.step = r.step;
+  snapshot_.beta = outcome.next_beta;
+  snapshot_.learning_rate = r.learning_rate;
+  snapshot_.loss = r.loss;
+  snapshot_.policy_loss = r.policy_loss;
+  snapshot_.value_loss = r.value_loss;
+  snapshot_.grad_norm = r.grad_norm;
   // The first steps average plainly, then the weight settles at 1/50.
   const double weight = 1.0 / static_cast<double>(std::min<std::uint64_t>(
                                   ++snapshot_.averaged_steps, kLossAverageSteps));
-  snapshot_.loss_avg += weight * (stats.loss - snapshot_.loss_avg);
-  snapshot_.policy_loss_avg += weight * (stats.policy_loss - snapshot_.policy_loss_avg);
-  snapshot_.value_loss_avg += weight * (stats.value_loss - snapshot_.value_loss_avg);
+  snapshot_.loss_avg += weight * (r.loss - snapshot_.loss_avg);
+  snapshot_.policy_loss_avg += weight * (r.policy_loss - snapshot_.policy_loss_avg);
+  snapshot_.value_loss_avg += weight * (r.value_loss - snapshot_.value_loss_avg);
   if (snapshot_.averaged_steps <= kLossAverageSteps) {
     snapshot_.initial_loss = snapshot_.loss_avg;
     snapshot_.initial_policy_loss = snapshot_.policy_loss_avg;
     snapshot_.initial_value_loss = snapshot_.value_loss_avg;
   }
-  snapshot_.samples_trained += decoded_.samples.size();
-  return true;
+  snapshot_.samples_trained += r.samples;
 }
 
-void LearnerApp::OnReplayUnavailable(const Status& status) {
-  const Clock::time_point now = Clock::now();
-  if (!waiting_) {
-    waiting_ = true;
-    wait_started_ = now;
-    wait_logged_ = now;
-    if (metrics_) metrics_->SetWaiting(true);
-    AZ_LOG(kInfo) << "waiting for the replay daemon to serve a batch of " << config_.batch << ": "
-                  << status.ToString();
-  } else if (std::chrono::duration<double>(now - wait_logged_).count() >= kRepeatLogSeconds) {
-    wait_logged_ = now;
-    AZ_LOG(kInfo) << "still waiting for the replay daemon (" << std::fixed << std::setprecision(0)
-                  << SecondsSince(wait_started_) << " s): " << status.ToString();
-  }
-  {
-    std::lock_guard lock(status_mutex_);
-    snapshot_.activity = "waiting for replay: " + status.ToString();
-  }
-  // Errors that come back at once (the daemon refuses the batch, shuts down, holds another game's
-  // records) would spin: pause a little, in slices, so that a stop is still noticed quickly.
-  const StatusCode code = status.code();
-  if (code != StatusCode::kDeadlineExceeded) {
-    for (int i = 0;
-         i < 10 && !stop_.load(std::memory_order_acquire) && !server_->shutdown_requested(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
+std::optional<std::uint64_t> LearnerApp::model_version() const {
+  if (model_version_ < 0) return std::nullopt;
+  return static_cast<std::uint64_t>(model_version_);
 }
 
-void LearnerApp::SendPriorities(const replay::SampledSlot* draws, std::size_t n,
-                                const std::vector<float>& losses) {
-  updates_.clear();
-  // Malformed records get the lowest priority (loss 0: epsilon^alpha), so they are rarely drawn
-  // again until self-play overwrites them.
-  for (const DroppedRecord& dropped : decoded_.dropped) {
-    updates_.push_back({draws[dropped.index].slot, draws[dropped.index].generation, 0.0});
-  }
-  if (!losses.empty()) {
-    for (std::size_t k = 0; k < decoded_.source.size(); ++k) {
-      const replay::SampledSlot& draw = draws[decoded_.source[k]];
-      updates_.push_back({draw.slot, draw.generation, static_cast<double>(losses[k])});
-    }
-  }
-  (void)n;
-  if (updates_.empty()) return;
-  Result<replay::UpdateCounts> counts = replay_->UpdatePriorities(updates_);
-  if (!counts.ok()) {
-    // Priorities are advice: a lost update leaves the old priority, and training goes on.
-    if (metrics_) metrics_->CountPriorityFailure();
-    AZ_LOG(kDebug) << "priority update failed: " << counts.status().ToString();
-    return;
-  }
-  if (metrics_) metrics_->CountPriorityUpdates(counts->applied, counts->stale, counts->rejected);
-  std::lock_guard lock(status_mutex_);
-  snapshot_.priority_updates_applied += counts->applied;
-  snapshot_.priority_updates_stale += counts->stale;
-}
+Status LearnerApp::WriteCheckpoint(std::string_view why) { return SaveCheckpoint(why).status(); }
 
-Status LearnerApp::MaybeRollback() {
-  if (config_.rollback_after_skips <= 0 || skipped_in_a_row_ < config_.rollback_after_skips) {
-    return Status::Ok();
-  }
-  skipped_in_a_row_ = 0;
+Result<std::optional<RestoredCheckpoint>> LearnerApp::Rollback() {
   AZ_ASSIGN_OR_RETURN(std::optional<ResumeInfo> restored, checkpoints_->RestoreNewest(*trainer_));
-  if (!restored) {
-    AZ_LOG(kError) << config_.rollback_after_skips
-                   << " non-finite batches in a row and no checkpoint to roll back to; going on";
-    return Status::Ok();
-  }
-  AZ_LOG(kWarning) << config_.rollback_after_skips
-                   << " non-finite batches in a row: rolled back to " << restored->path << " (step "
-                   << restored->step << ")";
+  if (!restored) return std::optional<RestoredCheckpoint>();
   checkpointed_step_ = restored->step;
-  if (metrics_) metrics_->CountRollback();
-  std::lock_guard lock(status_mutex_);
-  ++snapshot_.rollbacks;
-  snapshot_.step = restored->step;
-  return Status::Ok();
+  return std::optional<RestoredCheckpoint>(
+      RestoredCheckpoint{.step = restored->step, .path = restored->path});
 }
 
 Status LearnerApp::PublishModel() {
@@ -536,7 +395,7 @@ Status LearnerApp::PublishModel() {
   return Status::Ok();
 }
 
-Result<std::string> LearnerApp::WriteCheckpoint(std::string_view why) {
+Result<std::string> LearnerApp::SaveCheckpoint(std::string_view why) {
   const Clock::time_point start = Clock::now();
   AZ_ASSIGN_OR_RETURN(std::string path,
                       checkpoints_->Save(*trainer_, model_version_ < 0 ? 0 : model_version_));
@@ -561,7 +420,7 @@ void LearnerApp::ServeCheckpointRequests() {
   }
   for (ipc::Responder& responder : requests) {
     const Clock::time_point start = Clock::now();
-    Result<std::string> path = WriteCheckpoint("requested");
+    Result<std::string> path = SaveCheckpoint("requested");
     if (!path.ok()) {
       responder.Send(path.status());
       continue;

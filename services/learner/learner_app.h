@@ -2,8 +2,11 @@
 
 // The learner as an object (docs/learner.md): draws prioritized batches from the replay daemon,
 // trains the network on them with importance weights, sends the per-sample losses back as new
-// priorities, anneals beta, checkpoints and publishes models. main.cc parses the configuration,
-// calls Create and Run; tests may do the same in process.
+// priorities, anneals beta, checkpoints and publishes models. The training step is the library
+// loop/learner_loop.h over a ReplayBatchSource (replay_batch_source.h); this class owns the
+// trainer, the checkpoint directory and the publisher (the loop's hooks), the control server, the
+// metrics and `status`. main.cc parses the configuration, calls Create and Run; tests may do the
+// same in process.
 //
 //   AZ_ASSIGN_OR_RETURN(auto app, LearnerApp::Create(config));
 //   return app->Run();   // until `shutdown`, Stop() (SIGTERM), --max-steps, or a fatal error
@@ -39,13 +42,14 @@
 #include "services/learner/checkpoints.h"
 #include "services/learner/learner_config.h"
 #include "services/learner/learner_metrics.h"
+#include "services/learner/loop/learner_loop.h"
 #include "services/learner/model_publisher.h"
+#include "services/learner/replay_batch_source.h"
 #include "services/learner/training_batch.h"
-#include "services/replay/replay_client.h"
 
 namespace az::learner {
 
-class LearnerApp {
+class LearnerApp : private LearnerLoopHooks {
  public:
   // Builds the trainer, restores the newest valid checkpoint (unless there is none), binds the
   // control endpoint, the events endpoint and the metrics port; nothing trains yet. `config` must
@@ -57,7 +61,7 @@ class LearnerApp {
 
   LearnerApp(const LearnerApp&) = delete;
   LearnerApp& operator=(const LearnerApp&) = delete;
-  ~LearnerApp();
+  ~LearnerApp() override;
 
   // Trains until `shutdown`, Stop() or --max-steps, then finishes the step in hand, writes a
   // checkpoint and returns OK. Publishes model 0 (the initial weights) first when no model was
@@ -115,15 +119,15 @@ class LearnerApp {
   void RegisterCommands();
   nlohmann::json StatusJson();
 
-  // One iteration of the loop: sample, train, send priorities. False when no step was taken
-  // (waiting, skipped); an error only for what the loop cannot go on from.
-  Result<bool> Step();
-  void OnReplayUnavailable(const Status& status);
-  void SendPriorities(const replay::SampledSlot* draws, std::size_t n,
-                      const std::vector<float>& losses);
-  Status MaybeRollback();
-  Status PublishModel();
-  Result<std::string> WriteCheckpoint(std::string_view why);
+  // Turns what a loop step did into metrics and `status`.
+  void Record(const StepOutcome& outcome);
+  // LearnerLoopHooks.
+  std::optional<std::uint64_t> model_version() const override;
+  Status PublishModel() override;
+  Status WriteCheckpoint(std::string_view why) override;
+  Result<std::optional<RestoredCheckpoint>> Rollback() override;
+
+  Result<std::string> SaveCheckpoint(std::string_view why);
   void ServeCheckpointRequests();
   void LogProgress(bool force);
   void UpdateRate();
@@ -134,7 +138,8 @@ class LearnerApp {
   std::optional<replay::BetaSchedule> beta_;
   std::optional<CheckpointDir> checkpoints_;
   std::unique_ptr<ModelPublisher> publisher_;
-  std::optional<replayd::ReplayClient> replay_;
+  std::unique_ptr<ReplayBatchSource> source_;
+  std::unique_ptr<LearnerLoop> loop_;
   std::unique_ptr<service::MetricsExporter> exporter_;
   std::unique_ptr<LearnerMetrics> metrics_;
   std::unique_ptr<ipc::Server> server_;
@@ -150,16 +155,6 @@ class LearnerApp {
   std::int64_t model_version_ = -1;  // newest published; -1: none yet
   std::uint64_t checkpointed_step_ = 0;
   bool has_checkpoint_ = false;
-  std::uint64_t samples_drawn_ = 0;
-  int skipped_in_a_row_ = 0;
-  int train_errors_in_a_row_ = 0;
-  DecodedBatch decoded_;
-  std::vector<double> weights_;
-  std::vector<double> staleness_;
-  std::vector<replay::PriorityUpdate> updates_;
-  bool waiting_ = false;
-  std::chrono::steady_clock::time_point wait_logged_;
-  std::chrono::steady_clock::time_point wait_started_;
   std::chrono::steady_clock::time_point last_log_;
   std::chrono::steady_clock::time_point last_rate_;
   std::uint64_t samples_at_last_rate_ = 0;

@@ -2,21 +2,15 @@
 
 #include <filesystem>
 
+#include "core/nn/game_network.h"
 #include "ipc/endpoint.h"
 #include "services/common/service_util.h"
 
 namespace az::learner {
 
 void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
-  app.set_config("--config", "", "read options from this TOML/INI file (keys as the long flags)");
-  app.allow_config_extras(CLI::config_extras_mode::error);
-
-  app.add_option("--run-dir", c.run_dir,
-                 "the run directory (control socket, discovery, checkpoints, models)")
-      ->required()
-      ->envname("AZ_RUN_DIR");
-  app.add_option("--service", c.service, "service name in the run directory")
-      ->capture_default_str();
+  service::AddServiceOptions(
+      app, c, {.run_dir = "the run directory (control socket, discovery, checkpoints, models)"});
   app.add_option(
       "--endpoint", c.endpoint,
       "control endpoint (default: ipc://RUN_DIR/SERVICE.ctl; tcp://HOST:PORT on request)");
@@ -28,13 +22,13 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
       ->capture_default_str();
   app.add_option("--replay-endpoint", c.replay_endpoint,
                  "the replay daemon's control endpoint (default: from its discovery record)");
-  app.add_option("--game", c.game, "chess or connect4")
+  app.add_option("--game", c.game, "the game: " + service::GameKindChoices())
       ->check(CLI::IsMember({"chess", "connect4"}))
       ->capture_default_str();
 
   app.add_option("--net", c.net,
                  "network shape: default (the game's preset: chess small 6x64, Connect Four "
-                 "4x32), small or full (chess 15x192, for a GPU)")
+                 "4x32, tic-tac-toe 2x32), small or full (chess 15x192, for a GPU)")
       ->check(CLI::IsMember({"default", "small", "full"}))
       ->capture_default_str();
   app.add_option("--device", c.device, "auto (CUDA when available), cpu or cuda")
@@ -122,19 +116,6 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
                "resume from the newest valid checkpoint (default); --no-resume refuses to start "
                "over existing checkpoints")
       ->capture_default_str();
-
-  app.add_option("--metrics-port", c.metrics_port,
-                 "Prometheus /metrics port; 0: any free port; -1: off")
-      ->check(CLI::Range(-1, 65535))
-      ->capture_default_str();
-  app.add_option("--metrics-bind", c.metrics_bind, "address the metrics server binds")
-      ->capture_default_str();
-  app.add_option("--log-interval", c.log_interval, "seconds between progress lines; 0: none")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
-  app.add_option("--log-level", c.log_level, "debug, info, warning or error")
-      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
-      ->capture_default_str();
 }
 
 namespace {
@@ -146,12 +127,9 @@ std::string Absolute(const std::string& path) {
 }  // namespace
 
 Status FinalizeConfig(LearnerConfig& c) {
-  if (c.run_dir.empty()) return InvalidArgument("--run-dir is required");
-  AZ_ASSIGN_OR_RETURN(c.run_dir, ipc::NormalizeRunDir(c.run_dir));
-  AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.service).WithContext("--service"));
+  AZ_RETURN_IF_ERROR(service::FinalizeServiceOptions(c));
   AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.replay_service).WithContext("--replay-service"));
   AZ_ASSIGN_OR_RETURN(c.game_kind, service::ParseGameKind(c.game));
-  AZ_RETURN_IF_ERROR(service::ParseLogLevel(c.log_level).status());
   c.checkpoint_dir =
       c.checkpoint_dir.empty() ? c.run_dir + "/checkpoints" : Absolute(c.checkpoint_dir);
   c.model_dir = c.model_dir.empty() ? c.run_dir + "/models" : Absolute(c.model_dir);
@@ -159,14 +137,13 @@ Status FinalizeConfig(LearnerConfig& c) {
     AZ_ASSIGN_OR_RETURN(c.events_endpoint, ipc::EventsEndpoint(c.run_dir, c.service));
   }
 
-  if (c.game_kind == service::GameKind::kConnectFour) {
-    if (c.net != "default") {
-      return InvalidArgument("--net " + c.net +
-                             " is for chess; Connect Four has one preset (4x32)");
-    }
-    c.net_config = nn::NetConfig::ConnectFour();
-  } else {
-    c.net_config = c.net == "full" ? nn::NetConfig::ChessFull() : nn::NetConfig::ChessSmall();
+  const games::GameInfo* game = games::FindGameById(c.game_kind);
+  c.net_config = nn::DefaultNetConfig(*game);
+  if (c.game_kind == games::Chess::kId) {
+    if (c.net == "full") c.net_config = nn::NetConfig::ChessFull();
+  } else if (c.net != "default") {
+    return InvalidArgument("--net " + c.net + " is for chess; " + std::string(game->name) +
+                           " has one preset (" + c.net_config.ToString() + ")");
   }
   if (!(c.lr > 0)) return InvalidArgument("--lr must be positive");
 

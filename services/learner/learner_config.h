@@ -2,7 +2,9 @@
 
 // The configuration of az-learner: every flag, its default and its range, from the command line or
 // a config file (CLI11: `--config FILE`, TOML or INI, keys named as the long flags; unknown keys
-// are refused). deploy/config/learner.toml is a commented example with every key.
+// are refused). deploy/config/learner.toml is a commented example with every key. The options every
+// service shares are services/common's ServiceOptions, with this service's defaults set in the
+// constructor.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -13,13 +15,15 @@
 #include "core/nn/net_config.h"
 #include "core/replay/beta_schedule.h"
 #include "services/common/game_kind.h"
+#include "services/common/service_options.h"
 
 namespace az::learner {
 
-struct LearnerConfig {
+// run_dir (required): control socket, discovery record, default paths.
+struct LearnerConfig : service::ServiceOptions {
+  LearnerConfig() : ServiceOptions({.service = "learner", .metrics_port = 9104}) {}
+
   // Where things live.
-  std::string run_dir;  // required: control socket, discovery record, default paths
-  std::string service = "learner";
   std::string endpoint;         // control endpoint; default ipc://<run-dir>/<service>.ctl
   std::string events_endpoint;  // model events; default ipc://<run-dir>/<service>.pub
   std::string checkpoint_dir;   // default <run-dir>/checkpoints
@@ -63,14 +67,8 @@ struct LearnerConfig {
   int model_keep = 20;                // published models kept besides model-0; 0: all
   bool resume = true;                 // resume from the newest valid checkpoint
 
-  // Observability.
-  int metrics_port = 9104;  // 0: any free port; -1: no metrics
-  std::string metrics_bind = "0.0.0.0";
-  double log_interval = 10;  // seconds between progress lines; 0: none
-  std::string log_level = "info";
-
   // Derived by FinalizeConfig.
-  service::GameKind game_kind = service::GameKind::kChess;
+  service::GameKind game_kind = games::Chess::kId;
   nn::NetConfig net_config;
   replay::BetaScheduleOptions beta;
 };

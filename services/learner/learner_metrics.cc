@@ -26,16 +26,6 @@ const std::vector<double> kStalenessBuckets = {0, 1, 2, 3, 5, 8, 13, 21, 34, 55,
 
 }  // namespace
 
-std::string_view SkipKindName(SkipKind kind) {
-  switch (kind) {
-    case SkipKind::kNonFiniteLoss: return "nonfinite_loss";
-    case SkipKind::kNonFiniteGradient: return "nonfinite_gradient";
-    case SkipKind::kNoValidSamples: return "no_valid_samples";
-    case SkipKind::kTrainError: return "train_error";
-  }
-  return "unknown";
-}
-
 struct LearnerMetrics::Families {
   explicit Families(prometheus::Registry& r)
       : loss_family(prometheus::BuildGauge()

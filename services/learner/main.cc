@@ -1,7 +1,7 @@
 // az-learner: trains the network on prioritized batches from az-replay, sends the losses back as
 // priorities, checkpoints and publishes models (docs/learner.md).
 //
-//   az-learner --run-dir DIR --game chess|connect4 [--batch B] [--lr LR] [--beta-start 0.4
+//   az-learner --run-dir DIR --game chess|connect4|tictactoe [--batch B] [--lr LR] [--beta-start 0.4
 //              --beta-end 1.0 --beta-steps N] [--checkpoint-every K] [--publish-every K]
 //              [--resume | --no-resume] [--config learner.toml] ...
 //

@@ -3,10 +3,10 @@
 // Turns a batch of replay records (raw bytes from the replay daemon) into what nn::Trainer trains
 // on: validated samples with their sparse policy, WDL target and importance weight, and an encoder
 // that writes each kept sample's input straight into the batch tensor. One implementation per game
-// (chess: sample::ChessSample, Connect Four: sample::ConnectFourSample); records that fail the
+// (the game's GameDefinition: its Sample, validation, policy and encoder); records that fail the
 // sample's validation are dropped, counted and reported, never trained on.
 //
-//   auto decoder = BatchDecoder::Create(service::GameKind::kConnectFour);
+//   auto decoder = BatchDecoder::Create(games::ConnectFour::kId);
 //   AZ_RETURN_IF_ERROR(decoder->Decode(records, record_bytes, weights, batch));
 //   trainer->TrainStep(batch.samples, decoder->Encoder());
 //

@@ -1,6 +1,7 @@
 // The replay daemon's own commands (ReplayApp's handlers). They run on the control server's thread:
 // each does its store work (microseconds to a few milliseconds) and answers; `sample` and
-// `snapshot` may wait, and hand their Responder to the sampler or the snapshotter instead.
+// `snapshot` may wait, and hand their Responder to the sampler or the snapshotter instead. This
+// file is where the server library's transport-neutral answers become ZeroMQ replies.
 
 #include <algorithm>
 #include <cmath>
@@ -64,6 +65,16 @@ Result<std::vector<std::uint64_t>> UnsignedArray(const nlohmann::json& args, std
     out.push_back(v.get<std::uint64_t>());
   }
   return out;
+}
+
+// A block of bytes as a ZeroMQ frame, without a copy: the message takes the memory over and frees
+// it when it has been sent.
+zmq::message_t TakeFrame(ByteBlock block) {
+  const std::size_t size = block.size;
+  std::byte* data = block.data.release();
+  return zmq::message_t(
+      data, size, [](void* bytes, void* /*hint*/) { delete[] static_cast<std::byte*>(bytes); },
+      nullptr);
 }
 
 // The frame's elements, copied: a received frame may sit at any offset of ZeroMQ's receive buffer
@@ -145,7 +156,40 @@ void ReplayApp::HandleSample(ipc::Request& request, ipc::Responder& responder) {
     responder.Send(args.status());
     return;
   }
-  sampler_->Submit(*args, std::move(responder));
+  // The answer may be copied (std::function); the Responder may not: share it.
+  auto shared = std::make_shared<ipc::Responder>(std::move(responder));
+  sampler_->Submit(*args, [this, shared](Result<SampledBatch> batch) {
+    if (!batch.ok()) {
+      shared->Send(batch.status());
+      return;
+    }
+    shared->Send(SampleReply(std::move(batch).value()));
+  });
+}
+
+ipc::Reply ReplayApp::SampleReply(SampledBatch batch) {
+  const SampleArgs& args = batch.args;
+  ipc::Reply reply;
+  reply.body = {{"batch", args.batch},           {"beta", args.beta},
+                {"record_bytes", batch.record_bytes}, {"records", args.with_records},
+                {"size", batch.size},            {"prefetched", batch.prefetched},
+                {"waited_ms", batch.waited_ms}};
+  const std::int64_t current = model_version_.load(std::memory_order_relaxed);
+  if (current >= 0) reply.body["model_version"] = current;
+  if (current >= 0 && metrics_ && args.with_records) {
+    // Staleness of each served record: how many model versions behind the newest it is.
+    std::vector<std::uint32_t> staleness;
+    staleness.reserve(args.batch);
+    for (std::uint32_t i = 0; i < args.batch; ++i) {
+      const std::optional<std::uint32_t> version = ModelVersionOf(config_.layout, batch.Record(i));
+      if (!version) break;  // the layout carries no model version
+      staleness.push_back(*version < current ? static_cast<std::uint32_t>(current - *version) : 0);
+    }
+    metrics_->ObserveStaleness(staleness);
+  }
+  reply.frames.push_back(TakeFrame(std::move(batch.draws)));
+  if (args.with_records) reply.frames.push_back(TakeFrame(std::move(batch.records)));
+  return reply;
 }
 
 Result<ipc::Reply> ReplayApp::HandleUpdatePriorities(ipc::Request& request) {

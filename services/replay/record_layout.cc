@@ -1,26 +1,27 @@
 #include "services/replay/record_layout.h"
 
-#include <cstring>
-
-#include "core/sample/chess_sample.h"
-
 namespace az::replayd {
 
 Result<RecordLayout> ParseRecordLayout(std::string_view name) {
-  if (name == "chess") return RecordLayout::kChess;
-  if (name == "bytes") return RecordLayout::kBytes;
-  return InvalidArgument("record layout must be 'chess' or 'bytes', got '" + std::string(name) +
-                         "'");
+  if (name == "bytes") return RecordLayout::Bytes();
+  Result<const games::GameInfo*> game = games::FindGame(name);
+  if (!game.ok()) {
+    return InvalidArgument("record layout must be one of " + RecordLayoutChoices() + ", got '" +
+                           std::string(name) + "'");
+  }
+  return RecordLayout::Of(**game);
 }
 
 std::string_view RecordLayoutName(RecordLayout layout) {
-  return layout == RecordLayout::kChess ? "chess" : "bytes";
+  return layout.game == nullptr ? "bytes" : layout.game->name;
 }
 
+std::string RecordLayoutChoices() { return games::GameNames("|") + "|bytes"; }
+
 Status CheckRecordSize(RecordLayout layout, std::uint64_t record_bytes) {
-  if (layout == RecordLayout::kChess && record_bytes != sizeof(sample::ChessSample)) {
-    return InvalidArgument("the chess record layout has " +
-                           std::to_string(sizeof(sample::ChessSample)) + "-byte records, not " +
+  if (layout.game != nullptr && record_bytes != layout.game->sample_bytes) {
+    return InvalidArgument("the " + std::string(layout.game->name) + " record layout has " +
+                           std::to_string(layout.game->sample_bytes) + "-byte records, not " +
                            std::to_string(record_bytes) +
                            " (use --record-layout bytes for other records)");
   }
@@ -28,27 +29,14 @@ Status CheckRecordSize(RecordLayout layout, std::uint64_t record_bytes) {
 }
 
 Status CheckRecord(RecordLayout layout, std::span<const std::byte> record) {
-  if (layout != RecordLayout::kChess) return Status::Ok();
-  if (record.size() != sizeof(sample::ChessSample)) {
-    return InvalidArgument("a chess sample has " + std::to_string(sizeof(sample::ChessSample)) +
-                           " bytes, got " + std::to_string(record.size()));
-  }
-  // The bytes may sit anywhere (a ring slot, a frame): copy before reading them as the struct.
-  sample::ChessSample sample;
-  std::memcpy(&sample, record.data(), sizeof sample);
-  AZ_RETURN_IF_ERROR(sample::ValidateSample(sample));
-  return sample::CheckPolicyIsLegal(sample);
+  if (layout.game == nullptr) return Status::Ok();
+  return layout.game->validate_sample(record);
 }
 
 std::optional<std::uint32_t> ModelVersionOf(RecordLayout layout,
                                             std::span<const std::byte> record) {
-  if (layout != RecordLayout::kChess || record.size() < sizeof(sample::ChessSample)) {
-    return std::nullopt;
-  }
-  std::uint32_t version = 0;
-  std::memcpy(&version, record.data() + offsetof(sample::ChessSample, model_version),
-              sizeof version);
-  return version;
+  if (layout.game == nullptr || record.size() != layout.game->sample_bytes) return std::nullopt;
+  return layout.game->sample_model_version(record);
 }
 
 }  // namespace az::replayd

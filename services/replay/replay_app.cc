@@ -2,26 +2,23 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <span>
 
 #include "core/base/log.h"
 #include "core/replay/snapshot.h"
 #include "ipc/endpoint.h"
 #include "ipc/event.h"
 #include "ipc/event_subscriber.h"
+#include "services/common/service_util.h"
+#include "services/replay/sample_ring.h"
 
 namespace az::replayd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-LogLevel ParseLogLevel(const std::string& name) {
-  if (name == "debug") return LogLevel::kDebug;
-  if (name == "warning") return LogLevel::kWarning;
-  if (name == "error") return LogLevel::kError;
-  return LogLevel::kInfo;
-}
 
 // The store's own message names the field and both values; add what the user can do about it.
 Status ExplainStoreMismatch(const Status& status, const ReplayConfig& config) {
@@ -50,9 +47,8 @@ ReplayApp::~ReplayApp() {
 }
 
 Result<std::unique_ptr<ReplayApp>> ReplayApp::Create(const ReplayConfig& config) {
-  SetLogLevel(ParseLogLevel(config.log_level));
   std::unique_ptr<ReplayApp> app(new ReplayApp(config));
-  AZ_LOG(kInfo) << "configuration: " << ConfigToJson(config).dump();
+  service::LogEffectiveConfig(ConfigToJson(config));
 
   // The store: the one thing that must never be overwritten by a mistaken configuration.
   replay::ReplayStoreOptions store_options;
@@ -125,26 +121,7 @@ Result<std::unique_ptr<ReplayApp>> ReplayApp::Create(const ReplayConfig& config)
                      .prefetch_max_age = std::chrono::milliseconds(
                          static_cast<long long>(config.prefetch_max_age * 1000)),
                      .seed = static_cast<std::uint64_t>(::getpid()) * 0x9e3779b97f4a7c15ULL ^
-                             static_cast<std::uint64_t>(Clock::now().time_since_epoch().count())},
-      [self](const DrawnBatch& batch, nlohmann::json& body) {
-        const std::int64_t current = self->model_version_.load(std::memory_order_relaxed);
-        if (current >= 0) body["model_version"] = current;
-        if (current < 0 || self->config_.layout != RecordLayout::kChess ||
-            !batch.args.with_records) {
-          return;
-        }
-        // Staleness of each served record: how many model versions behind the newest it is.
-        std::vector<std::uint32_t> staleness(batch.args.batch);
-        const auto* bytes = static_cast<const std::byte*>(batch.records.data());
-        const std::size_t record_bytes = self->store_->record_size();
-        for (std::uint32_t i = 0; i < batch.args.batch; ++i) {
-          std::optional<std::uint32_t> version = ModelVersionOf(
-              self->config_.layout, std::span(bytes + i * record_bytes, record_bytes));
-          staleness[i] =
-              version && *version < current ? static_cast<std::uint32_t>(current - *version) : 0;
-        }
-        if (self->metrics_) self->metrics_->ObserveStaleness(staleness);
-      });
+                             static_cast<std::uint64_t>(Clock::now().time_since_epoch().count())});
 
   AZ_ASSIGN_OR_RETURN(app->snapshotter_,
                       Snapshotter::Create(*app->store_,
@@ -160,17 +137,21 @@ Result<std::unique_ptr<ReplayApp>> ReplayApp::Create(const ReplayConfig& config)
                                           }));
 
   if (config.ingest) {
+    // The server's ingestor knows no record layout: it gets the layout's checks from here.
+    const RecordLayout layout = config.layout;
     IngestOptions ingest;
-    ingest.ring.run_dir = config.run_dir;
-    ingest.ring.scope = config.shm_scope;
-    ingest.ring.name = config.ring_name;
-    ingest.ring.record_bytes = static_cast<std::uint32_t>(config.record_bytes);
-    ingest.ring.capacity = config.ring_capacity;
     ingest.journal_path = config.store + ".ingest";
-    ingest.layout = config.layout;
+    ingest.check = [layout](std::span<const std::byte> record) {
+      return CheckRecord(layout, record);
+    };
+    ingest.model_version = [layout](std::span<const std::byte> record) {
+      return ModelVersionOf(layout, record);
+    };
     ingest.max_batch = config.ingest_batch;
     ingest.crash_after = config.crash_after_ingest;
-    AZ_ASSIGN_OR_RETURN(app->ingestor_, Ingestor::Create(ingest, *app->store_, *app->limiter_));
+    AZ_ASSIGN_OR_RETURN(IngestSource source, app->OpenRing());
+    AZ_ASSIGN_OR_RETURN(app->ingestor_, Ingestor::Create(ingest, std::move(source), *app->store_,
+                                                         *app->limiter_));
   }
 
   // Last, so that a client that reaches the daemon finds it ready.
@@ -189,6 +170,18 @@ Result<std::unique_ptr<ReplayApp>> ReplayApp::Create(const ReplayConfig& config)
   AZ_ASSIGN_OR_RETURN(app->server_, ipc::Server::Create(server_options));
   app->RegisterCommands();
   return app;
+}
+
+Result<IngestSource> ReplayApp::OpenRing() const {
+  SampleRingOptions ring;
+  ring.run_dir = config_.run_dir;
+  ring.scope = config_.shm_scope;
+  ring.name = config_.ring_name;
+  ring.record_bytes = static_cast<std::uint32_t>(config_.record_bytes);
+  ring.capacity = config_.ring_capacity;
+  AZ_ASSIGN_OR_RETURN(shm::Ring opened, OpenSampleRing(ring));
+  AZ_ASSIGN_OR_RETURN(shm::Scope scope, SampleRingScope(ring));
+  return IngestSource::Of(std::move(opened), scope, ring.name);
 }
 
 const std::string& ReplayApp::endpoint() const { return server_->endpoint(); }
@@ -210,8 +203,13 @@ Status ReplayApp::Run() {
   AZ_LOG(kInfo) << "serving on " << server_->endpoint() << " with " << store_->Stats().size
                 << " of " << store_->capacity() << " records";
 
+  progress_.at = Clock::now();
   while (!server_->WaitForShutdown(std::chrono::milliseconds(500)) &&
          !stop_.load(std::memory_order_acquire)) {
+    if (config_.log_interval > 0 &&
+        Clock::now() - progress_.at >= std::chrono::duration<double>(config_.log_interval)) {
+      LogProgress();
+    }
     // Self-play tags samples with the model that produced them: the newest seen is a lower bound
     // of the current model when no learner publishes events.
     if (ingestor_) {
@@ -252,6 +250,24 @@ Status ReplayApp::Run() {
   store_.reset();
   AZ_LOG(kInfo) << "stopped cleanly with " << records << " records in " << config_.store;
   return final_status;
+}
+
+void ReplayApp::LogProgress() {
+  const Clock::time_point now = Clock::now();
+  const double seconds = std::max(1e-9, std::chrono::duration<double>(now - progress_.at).count());
+  const replay::ReplayStats s = store_->Stats();
+  const SamplerStats sampled = sampler_->Stats();
+  const std::uint64_t inserted =
+      inserted_control_.load(std::memory_order_relaxed) + (ingestor_ ? ingestor_->Stats().ingested : 0);
+  const std::uint64_t updates = s.updates_applied + s.updates_stale;
+  auto rate = [&](std::uint64_t value, std::uint64_t before) {
+    return static_cast<double>(value - std::min(value, before)) / seconds;
+  };
+  AZ_LOG(kInfo) << s.size << " of " << s.capacity << " records; " << rate(inserted, progress_.inserted)
+                << " inserted/s, " << rate(sampled.draws, progress_.sampled) << " sampled/s, "
+                << rate(updates, progress_.updates) << " priority updates/s, " << sampled.waiting
+                << " requests waiting for the rate limiter";
+  progress_ = {now, inserted, sampled.draws, updates};
 }
 
 void ReplayApp::UpdateModelVersion(std::int64_t version) {

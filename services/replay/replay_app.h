@@ -2,8 +2,10 @@
 
 // The replay daemon as an object: the prioritized replay store in its mapped file, served over the
 // ZeroMQ control plane, fed from the sample ring, with a rate limiter, periodic snapshots and
-// Prometheus metrics (docs/replay.md, "The daemon"). main.cc parses the configuration, calls Create
-// and Run; tests and benchmarks may do the same in process.
+// Prometheus metrics (docs/replay.md, "The daemon"). The parts are az_replay_server's
+// (services/replay/server); this object wires them to the control server, the run's sample ring,
+// the record layout (record_layout.h) and the metrics. main.cc hands it to the shared service main
+// (services/common/service_main.h); tests and benchmarks may call Create and Run in process.
 //
 //   AZ_ASSIGN_OR_RETURN(auto app, ReplayApp::Create(config));
 //   return app->Run();   // until `shutdown`, Stop() (SIGTERM), or a fatal error
@@ -13,6 +15,7 @@
 // shutdown, commands.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -22,12 +25,12 @@
 #include "core/base/status.h"
 #include "core/replay/replay_store.h"
 #include "ipc/server.h"
-#include "services/replay/ingestor.h"
-#include "services/replay/rate_limiter.h"
 #include "services/replay/replay_config.h"
 #include "services/replay/replay_metrics.h"
-#include "services/replay/sampler.h"
-#include "services/replay/snapshotter.h"
+#include "services/replay/server/ingestor.h"
+#include "services/replay/server/rate_limiter.h"
+#include "services/replay/server/sampler.h"
+#include "services/replay/server/snapshotter.h"
 
 namespace az::replayd {
 
@@ -49,8 +52,8 @@ class ReplayApp {
   // record in hand is committed), answers waiting requests CANCELLED, finishes a snapshot in
   // progress (and writes one if snapshot_on_exit), flushes the store to disk and closes it, and
   // releases the endpoint and the ring. Only the metrics server is left for the destructor (it
-  // takes up to 2 s to stop: civetweb polls in 2-second quanta). Returns OK after a clean
-  // shutdown. Call once.
+  // stops within 100 ms). Logs a progress line every log_interval seconds. Returns OK after a
+  // clean shutdown. Call once.
   Status Run();
   // Asks Run() to return. Thread-safe; may be called before Run().
   void Stop();
@@ -66,10 +69,15 @@ class ReplayApp {
   MetricsInput CollectMetrics() const;
   void UpdateModelVersion(std::int64_t version);
   std::string SnapshotMetadata() const;
+  void LogProgress();  // one line: records, and rates since the previous line
+  // The sample ring, opened or created, and its identity (for the ingest journal).
+  Result<IngestSource> OpenRing() const;
   void EventLoop();  // model events from the learner
 
-  // Handlers (replay_commands_server.cc).
+  // Handlers (command_handlers.cc).
   void HandleSample(ipc::Request& request, ipc::Responder& responder);
+  // A served batch as the `sample` reply (body, draws and records frames); observes staleness.
+  ipc::Reply SampleReply(SampledBatch batch);
   Result<ipc::Reply> HandleUpdatePriorities(ipc::Request& request);
   Result<ipc::Reply> HandleInsert(ipc::Request& request);
   Result<ipc::Reply> HandleRead(ipc::Request& request);
@@ -94,6 +102,14 @@ class ReplayApp {
   std::atomic<std::uint64_t> inserted_control_{0};
   std::atomic<std::uint64_t> rejected_control_{0};
   std::thread events_thread_;
+
+  struct Progress {  // what the previous progress line counted
+    std::chrono::steady_clock::time_point at;
+    std::uint64_t inserted = 0;
+    std::uint64_t sampled = 0;
+    std::uint64_t updates = 0;
+  };
+  Progress progress_;
 };
 
 }  // namespace az::replayd

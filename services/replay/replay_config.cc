@@ -11,20 +11,13 @@ namespace az::replayd {
 static_assert(sizeof(sample::ChessSample) == 1160, "ReplayConfig::record_bytes default");
 
 void AddReplayOptions(CLI::App& app, ReplayConfig& c) {
-  app.set_config("--config", "", "read options from this TOML/INI file (keys as the long flags)");
-  app.allow_config_extras(CLI::config_extras_mode::error);
-
-  app.add_option("--run-dir", c.run_dir, "the run directory (control socket, discovery record)")
-      ->required()
-      ->envname("AZ_RUN_DIR");
+  service::AddServiceOptions(app, c);
   app.add_option("--store", c.store, "the store file (default: RUN_DIR/replay.store)");
   app.add_option("--snapshot-dir", c.snapshot_dir,
                  "snapshots go here (default: RUN_DIR/snapshots)");
   app.add_option(
       "--endpoint", c.endpoint,
       "control endpoint (default: ipc://RUN_DIR/replay.ctl; tcp://HOST:PORT on request)");
-  app.add_option("--service", c.service, "service name in the run directory")
-      ->capture_default_str();
   app.add_option("--shm-scope", c.shm_scope,
                  "shared-memory scope of the sample ring, shm:PREFIX or dir:PATH (default: "
                  "derived from the run directory)");
@@ -38,8 +31,11 @@ void AddReplayOptions(CLI::App& app, ReplayConfig& c) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
       ->capture_default_str();
   app.add_option("--record-layout", c.record_layout,
-                 "chess (sample::ChessSample, validated) or bytes (opaque)")
-      ->check(CLI::IsMember({"chess", "bytes"}))
+                 "a game's sample, validated on arrival (" + games::GameNames("|") +
+                     "), or bytes (opaque)")
+      ->check([](const std::string& name) {
+        return ParseRecordLayout(name).ok() ? std::string() : "not one of " + RecordLayoutChoices();
+      })
       ->capture_default_str();
   app.add_option("--alpha", c.alpha, "priority exponent: p = (loss + eps)^alpha; 0 = uniform")
       ->check(CLI::Range(0.0, 1.0))
@@ -102,26 +98,15 @@ void AddReplayOptions(CLI::App& app, ReplayConfig& c) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
 
-  app.add_option("--metrics-port", c.metrics_port,
-                 "Prometheus /metrics port; 0: any free port; -1: off")
-      ->check(CLI::Range(-1, 65535))
-      ->capture_default_str();
-  app.add_option("--metrics-bind", c.metrics_bind, "address the metrics server binds")
-      ->capture_default_str();
   app.add_option("--model-events-from", c.model_events_from,
                  "service whose 'model' events give the current model version; empty: none")
-      ->capture_default_str();
-  app.add_option("--log-level", c.log_level, "debug, info, warning or error")
-      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
       ->capture_default_str();
   // For the crash tests; not part of the documented interface.
   app.add_option("--crash-after-ingest", c.crash_after_ingest)->group("");
 }
 
 Status FinalizeConfig(ReplayConfig& c) {
-  if (c.run_dir.empty()) return InvalidArgument("--run-dir is required");
-  AZ_ASSIGN_OR_RETURN(c.run_dir, ipc::NormalizeRunDir(c.run_dir));
-  AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.service));
+  AZ_RETURN_IF_ERROR(service::FinalizeServiceOptions(c));
   if (c.store.empty()) c.store = c.run_dir + "/replay.store";
   if (c.snapshot_dir.empty()) c.snapshot_dir = c.run_dir + "/snapshots";
   c.store = std::filesystem::absolute(c.store).lexically_normal().string();
@@ -170,7 +155,8 @@ nlohmann::json ConfigToJson(const ReplayConfig& c) {
           {"metrics_port", c.metrics_port},
           {"metrics_bind", c.metrics_bind},
           {"model_events_from", c.model_events_from},
-          {"log_level", c.log_level}};
+          {"log_level", c.log_level},
+          {"log_interval", c.log_interval}};
 }
 
 }  // namespace az::replayd

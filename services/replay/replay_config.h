@@ -2,7 +2,9 @@
 
 // The configuration of az-replay: every flag, its default and its range, from the command line or a
 // config file (CLI11: `--config FILE`, TOML or INI, keys named as the long flags; unknown keys are
-// refused). deploy/config/replay.toml is a commented example with every key.
+// refused). deploy/config/replay.toml is a commented example with every key. The options every
+// service shares (run directory, service name, metrics, log) are services/common's
+// ServiceOptions; the daemon's defaults for them are set in the constructor below.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -10,18 +12,20 @@
 #include <string>
 
 #include "core/base/status.h"
-#include "services/replay/rate_limiter.h"
+#include "services/common/service_options.h"
 #include "services/replay/record_layout.h"
+#include "services/replay/server/rate_limiter.h"
 
 namespace az::replayd {
 
-struct ReplayConfig {
+// run_dir (required): control socket, discovery record, default paths.
+struct ReplayConfig : service::ServiceOptions {
+  ReplayConfig() : ServiceOptions({.service = "replay", .metrics_port = 9102}) {}
+
   // Where things live.
-  std::string run_dir;       // required: control socket, discovery record, default paths
   std::string store;         // the store file; default <run-dir>/replay.store
   std::string snapshot_dir;  // default <run-dir>/snapshots
   std::string endpoint;      // control endpoint; default ipc://<run-dir>/replay.ctl
-  std::string service = "replay";
   std::string shm_scope;  // sample ring scope ("shm:<prefix>" / "dir:<path>"); default derived
   std::string ring_name = "samples";
 
@@ -51,17 +55,14 @@ struct ReplayConfig {
   std::uint64_t ring_capacity = 4096;  // used when the daemon creates the ring
   std::uint32_t ingest_batch = 64;
 
-  // Observability.
-  int metrics_port = 9102;  // 0: any free port; -1: no metrics
-  std::string metrics_bind = "0.0.0.0";
+  // Observability (besides the shared metrics and log options).
   std::string model_events_from = "learner";  // service whose "model" events set the model version
-  std::string log_level = "info";
 
   // Test hook (hidden): SIGKILL after committing this many ring records, before releasing the last.
   std::uint64_t crash_after_ingest = 0;
 
   // Derived by Finalize.
-  RecordLayout layout = RecordLayout::kChess;
+  RecordLayout layout;  // from record_layout by Validate
 };
 
 // Registers every option (and --config) on `app`, with ranges. Unknown config-file keys are errors.

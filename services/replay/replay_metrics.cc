@@ -1,15 +1,14 @@
 #include "services/replay/replay_metrics.h"
 
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include <exception>
 #include <vector>
 
 #include "services/common/metric_builders.h"
+#include "services/common/metrics_exporter.h"
 
 namespace az::replayd {
 namespace {
@@ -193,19 +192,9 @@ struct ReplayMetrics::Families {
 Result<std::unique_ptr<ReplayMetrics>> ReplayMetrics::Create(const std::string& bind_address,
                                                              int port) {
   std::unique_ptr<ReplayMetrics> metrics(new ReplayMetrics());
-  metrics->registry_ = std::make_shared<prometheus::Registry>();
-  metrics->m_ = std::make_unique<Families>(*metrics->registry_);
-  const std::string address = bind_address + ":" + std::to_string(port);
-  try {
-    metrics->exposer_ = std::make_unique<prometheus::Exposer>(address, 1);
-  } catch (const std::exception& e) {
-    return Unavailable("serving metrics on " + address + ": " + e.what() +
-                       " (is the port in use? --metrics-port 0 picks a free one, -1 turns metrics "
-                       "off)");
-  }
-  metrics->exposer_->RegisterCollectable(metrics->registry_);
-  const std::vector<int> ports = metrics->exposer_->GetListeningPorts();
-  metrics->port_ = ports.empty() ? port : ports.front();
+  AZ_ASSIGN_OR_RETURN(metrics->exporter_, service::MetricsExporter::Start(bind_address, port));
+  metrics->m_ = std::make_unique<Families>(metrics->exporter_->registry());
+  metrics->port_ = metrics->exporter_->port();
   return metrics;
 }
 

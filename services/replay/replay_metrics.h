@@ -1,8 +1,9 @@
 #pragma once
 
-// The daemon's Prometheus metrics (docs/replay.md, "Metrics"), served by prometheus-cpp's Exposer
-// on the metrics port. The libraries expose plain stats structs; this file alone turns them into
-// metrics, so nothing below the service depends on prometheus-cpp.
+// The daemon's Prometheus metrics (docs/replay.md, "Metrics"), served on the metrics port by the
+// exporter every service uses (services/common/metrics_exporter.h). The libraries expose plain
+// stats structs; this file alone turns them into metrics, so nothing below the service depends on
+// prometheus-cpp.
 
 #include <cstdint>
 #include <memory>
@@ -11,10 +12,9 @@
 
 #include "core/base/status.h"
 
-namespace prometheus {
-class Exposer;
-class Registry;
-}  // namespace prometheus
+namespace az::service {
+class MetricsExporter;
+}  // namespace az::service
 
 namespace az::replayd {
 
@@ -65,9 +65,10 @@ struct MetricsInput {
 
 class ReplayMetrics {
  public:
-  // Binds `bind_address`:`port` (port 0: any free port). Unavailable when the port cannot be bound.
+  // Binds `bind_address`:`port` (port 0: any free port) and serves /metrics. InvalidArgument for a
+  // bad address; Unavailable when the port cannot be bound.
   static Result<std::unique_ptr<ReplayMetrics>> Create(const std::string& bind_address, int port);
-  ~ReplayMetrics();
+  ~ReplayMetrics();  // stops serving within 100 ms
 
   // The port actually bound.
   int port() const { return port_; }
@@ -83,8 +84,7 @@ class ReplayMetrics {
   ReplayMetrics() = default;
 
   int port_ = 0;
-  std::shared_ptr<prometheus::Registry> registry_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<service::MetricsExporter> exporter_;
   std::unique_ptr<Families> m_;
 };
 

@@ -8,10 +8,10 @@
 
 #include "core/chess/game.h"
 #include "core/chess/uci.h"
-#include "core/games/chess.h"
+#include "core/games/chess/chess.h"
 #include "core/mcts/fake_evaluators.h"
 #include "core/mcts/search.h"
-#include "services/search/network_evaluator.h"
+#include "core/nn/network_evaluator.h"
 
 namespace az::search_tool {
 namespace {
@@ -80,8 +80,8 @@ Status RunSearchTool(const SearchToolOptions& options, std::ostream& out) {
   nn::RuntimeOptions runtime;
   runtime.device = nn::DeviceChoice::kAuto;
   runtime.intra_op_threads = options.threads;
-  AZ_ASSIGN_OR_RETURN(std::unique_ptr<NetworkEvaluator> evaluator,
-                      NetworkEvaluator::Load(options.model_path, runtime));
+  AZ_ASSIGN_OR_RETURN(auto evaluator,
+                      nn::NetworkEvaluator<games::Chess>::Load(options.model_path, runtime));
   out << "info evaluator network " << evaluator->network().config().ToString() << " device "
       << evaluator->network().DeviceName() << " model_version "
       << evaluator->network().model_version() << " fpu_base " << Fixed(search_options.fpu_base, 2)

@@ -1,7 +1,7 @@
 // az-selfplay: many MCTS games at once; leaves go to az-evaluator through the eval channel,
 // finished games' samples into the run's sample ring for az-replay (docs/selfplay.md).
 //
-//   az-selfplay --run-dir DIR --game chess|connect4 --games G --simulations S [--worker-id W]
+//   az-selfplay --run-dir DIR --game chess|connect4|tictactoe --games G --simulations S [--worker-id W]
 //               [--risk-beta B] [--max-games N] [--config selfplay.toml] ...
 //
 // Exit codes: 0 after max-games games or a clean shutdown (SIGTERM, SIGINT or `azctl selfplay-W

@@ -14,12 +14,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::uint32_t RequestBytes(service::GameKind game) {
-  return game == service::GameKind::kChess ? sizeof(service::EvalRequest<games::Chess>)
-                                           : sizeof(service::EvalRequest<games::ConnectFour>);
+  return games::VisitGame(game, []<games::GameDefinition G>() {
+    return static_cast<std::uint32_t>(sizeof(service::EvalRequest<G>));
+  });
 }
 std::uint32_t ResponseBytes(service::GameKind game) {
-  return game == service::GameKind::kChess ? sizeof(service::EvalResponse<games::Chess>)
-                                           : sizeof(service::EvalResponse<games::ConnectFour>);
+  return games::VisitGame(game, []<games::GameDefinition G>() {
+    return static_cast<std::uint32_t>(sizeof(service::EvalResponse<G>));
+  });
 }
 
 }  // namespace
@@ -123,11 +125,18 @@ Status SelfPlayApp::Run() {
     observer.round_trip = [this](double seconds) { metrics_->ObserveRoundTrip(seconds); };
   }
   {
+    AZ_ASSIGN_OR_RETURN(std::unique_ptr<EvalChannelEvaluator> evaluator,
+                        EvalChannelEvaluator::Create(config_.game_kind, std::move(client).value()));
+    auto sink = std::make_unique<SampleRingSink>(std::move(*samples_));
+    samples_.reset();
+    const EvalChannelEvaluator* channel = evaluator.get();
+    const SampleRingSink* ring = sink.get();
     AZ_ASSIGN_OR_RETURN(
         std::unique_ptr<SelfPlayEngine> engine,
-        CreateSelfPlayEngine(config_.game_kind, ToEngineOptions(config_), std::move(client).value(),
-                             std::move(*samples_), std::move(observer)));
-    samples_.reset();
+        CreateSelfPlayEngine(config_.game_kind, ToEngineOptions(config_), std::move(evaluator),
+                             std::move(sink), std::move(observer)));
+    evaluator_ = channel;
+    sink_ = ring;
     std::lock_guard<std::mutex> lock(engine_mutex_);
     engine_ = std::move(engine);
     if (stop_.load(std::memory_order_acquire)) engine_->Stop();
@@ -170,8 +179,8 @@ void SelfPlayApp::Publish(bool force) {
   if (!force && now - last_publish_ < std::chrono::milliseconds(250)) return;
   last_publish_ = now;
   const EngineCounters counters = engine_->counters();
-  const shm::ChannelClientStats channel = engine_->ChannelStats();
-  const shm::RingStats ring = engine_->SampleRingStats();
+  const shm::ChannelClientStats channel = evaluator_->Stats();
+  const shm::RingStats ring = sink_->Stats();
   if (metrics_) metrics_->Update(counters, channel, ring);
   std::lock_guard<std::mutex> lock(status_mutex_);
   counters_ = counters;

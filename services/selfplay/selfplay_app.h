@@ -1,8 +1,9 @@
 #pragma once
 
-// The self-play worker as an object (docs/selfplay.md): the engine's games, the eval channel
-// client, the sample ring, the control server and Prometheus metrics. main.cc parses the
-// configuration, calls Create and Run.
+// The self-play worker as an object (docs/selfplay.md): the engine's games (the driver library,
+// driver/selfplay_engine.h) wired to the eval channel and the sample ring through their adapters,
+// the control server and Prometheus metrics. main.cc parses the configuration, calls Create and
+// Run.
 //
 //   AZ_ASSIGN_OR_RETURN(auto app, SelfPlayApp::Create(config));
 //   return app->Run();   // until max_games, `shutdown`, Stop() (SIGTERM), or a fatal error
@@ -19,8 +20,10 @@
 #include "core/base/status.h"
 #include "ipc/server.h"
 #include "services/common/metrics_exporter.h"
+#include "services/selfplay/driver/selfplay_engine.h"
+#include "services/selfplay/eval_channel_evaluator.h"
+#include "services/selfplay/sample_ring_sink.h"
 #include "services/selfplay/selfplay_config.h"
-#include "services/selfplay/selfplay_engine.h"
 #include "services/selfplay/selfplay_metrics.h"
 #include "shm/scope.h"
 
@@ -67,6 +70,9 @@ class SelfPlayApp {
   std::atomic<bool> stop_{false};
   std::mutex engine_mutex_;  // guards engine_ against Stop() from another thread
   std::unique_ptr<SelfPlayEngine> engine_;
+  // The engine's transport, owned by engine_; their stats are read on the loop's thread.
+  const EvalChannelEvaluator* evaluator_ = nullptr;
+  const SampleRingSink* sink_ = nullptr;
 
   // Written by the loop, read by `status` on the server's thread.
   std::mutex status_mutex_;

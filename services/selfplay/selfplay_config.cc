@@ -11,8 +11,9 @@ namespace az::selfplay {
 namespace {
 
 GameDefaults DefaultsFor(service::GameKind game) {
-  return game == service::GameKind::kChess ? SelfPlayGame<games::Chess>::kDefaults
-                                           : SelfPlayGame<games::ConnectFour>::kDefaults;
+  const games::GameInfo* info = games::FindGameById(game);
+  AZ_CHECK(info != nullptr, "DefaultsFor: unregistered game");
+  return info->play;
 }
 
 template <typename Duration>
@@ -23,20 +24,21 @@ Duration FromSeconds(double seconds) {
 }  // namespace
 
 void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
-  app.set_config("--config", "", "read options from this TOML/INI file (keys as the long flags)");
-  app.allow_config_extras(CLI::config_extras_mode::error);
-
-  app.add_option("--run-dir", c.run_dir, "the run directory (control socket, discovery, shm scope)")
-      ->required()
-      ->envname("AZ_RUN_DIR");
-  app.add_option("--service", c.service, "service name in the run directory (default: selfplay-W)");
+  service::AddServiceOptions(
+      app, c,
+      {.run_dir = "the run directory (control socket, discovery, shm scope)",
+       .service_default = "(default: selfplay-W)",
+       .metrics_port =
+           "Prometheus /metrics port; default 9110 + worker id; 0: any free port; -1: off",
+       .min_metrics_port = -2,
+       .log_interval = "seconds between rate log lines; 0: none"});
   app.add_option(
       "--endpoint", c.endpoint,
       "control endpoint (default: ipc://RUN_DIR/SERVICE.ctl; tcp://HOST:PORT on request)");
   app.add_option("--shm-scope", c.shm_scope,
                  "shared-memory scope of the eval channel and the sample ring, shm:PREFIX or "
                  "dir:PATH (default: derived from the run directory)");
-  app.add_option("--game", c.game, "chess or connect4")
+  app.add_option("--game", c.game, "the game: " + service::GameKindChoices())
       ->check(CLI::IsMember({"chess", "connect4"}))
       ->capture_default_str();
   app.add_option("--worker-id", c.worker_id,
@@ -116,25 +118,12 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "slots of the sample ring when this worker creates it (a power of two)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
       ->capture_default_str();
-
-  app.add_option("--metrics-port", c.metrics_port,
-                 "Prometheus /metrics port; default 9110 + worker id; 0: any free port; -1: off")
-      ->check(CLI::Range(-2, 65535));
-  app.add_option("--metrics-bind", c.metrics_bind, "address the metrics server binds")
-      ->capture_default_str();
-  app.add_option("--log-interval", c.log_interval, "seconds between rate log lines; 0: none")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
-  app.add_option("--log-level", c.log_level, "debug, info, warning or error")
-      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
-      ->capture_default_str();
 }
 
 Status FinalizeConfig(SelfPlayConfig& c) {
-  if (c.run_dir.empty()) return InvalidArgument("--run-dir is required");
-  AZ_ASSIGN_OR_RETURN(c.run_dir, ipc::NormalizeRunDir(c.run_dir));
   if (c.service.empty()) c.service = "selfplay-" + std::to_string(c.worker_id);
-  AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.service).WithContext("--service"));
+  if (c.metrics_port == -2) c.metrics_port = 9110 + static_cast<int>(c.worker_id);
+  AZ_RETURN_IF_ERROR(service::FinalizeServiceOptions(c));
   AZ_ASSIGN_OR_RETURN(c.game_kind, service::ParseGameKind(c.game));
   const GameDefaults defaults = DefaultsFor(c.game_kind);
   if (c.simulations == 0) c.simulations = defaults.simulations;
@@ -153,9 +142,6 @@ Status FinalizeConfig(SelfPlayConfig& c) {
     std::random_device device;
     c.seed = (std::uint64_t{device()} << 32) | device();
   }
-  if (c.metrics_port == -2) c.metrics_port = 9110 + static_cast<int>(c.worker_id);
-  if (c.metrics_port > 65535) return InvalidArgument("--metrics-port is beyond 65535");
-  AZ_RETURN_IF_ERROR(service::ParseLogLevel(c.log_level).status());
   return ToEngineOptions(c).search.Validate().WithContext("search options");
 }
 

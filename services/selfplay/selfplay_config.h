@@ -4,7 +4,9 @@
 // a config file (CLI11: `--config FILE`, TOML or INI, keys named as the long flags; unknown keys
 // are refused). deploy/config/selfplay.toml is a commented example with every key. Options whose
 // default depends on the game (simulations, temperature plies, Dirichlet alpha, max plies) take
-// the game's default when left unset (selfplay_game.h).
+// the game's default when left unset (selfplay_game.h). The options every service shares are
+// services/common's ServiceOptions, with this service's defaults set in the constructor: the
+// service name (selfplay-<worker-id>) and the metrics port (-2: 9110 + worker id) are derived.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -13,14 +15,15 @@
 
 #include "core/base/status.h"
 #include "services/common/game_kind.h"
-#include "services/selfplay/selfplay_engine.h"
+#include "services/common/service_options.h"
+#include "services/selfplay/driver/selfplay_engine.h"
 
 namespace az::selfplay {
 
-struct SelfPlayConfig {
-  // Where things live.
-  std::string run_dir;  // required
-  std::string service;  // default selfplay-<worker-id>
+struct SelfPlayConfig : service::ServiceOptions {
+  SelfPlayConfig() : ServiceOptions({.metrics_port = -2}) {}
+
+  // Where things live (and run_dir, required; service, default selfplay-<worker-id>).
   std::string endpoint;
   std::string shm_scope;  // eval channel and sample ring scope; default derived from the run dir
   std::string game = "chess";
@@ -50,14 +53,8 @@ struct SelfPlayConfig {
   double connect_timeout = 0;  // seconds to wait for the eval channel at start; 0: for ever
   std::uint64_t sample_ring_capacity = 4096;  // used when this worker creates the ring
 
-  // Observability.
-  int metrics_port = -2;  // -2: 9110 + worker id; 0: any free port; -1: no metrics
-  std::string metrics_bind = "0.0.0.0";
-  double log_interval = 10;
-  std::string log_level = "info";
-
   // Derived by FinalizeConfig.
-  service::GameKind game_kind = service::GameKind::kChess;
+  service::GameKind game_kind = games::Chess::kId;
 };
 
 void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& config);

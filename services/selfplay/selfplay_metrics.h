@@ -5,7 +5,9 @@
 
 #include <memory>
 
-#include "services/selfplay/selfplay_engine.h"
+#include "services/selfplay/driver/selfplay_engine.h"
+#include "shm/request_channel.h"
+#include "shm/ring.h"
 
 namespace prometheus {
 class Registry;

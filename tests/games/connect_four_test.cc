@@ -1,4 +1,4 @@
-#include "core/games/connect_four.h"
+#include "core/games/connect4/connect_four.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "core/games/connect_four_encoder.h"
+#include "core/games/connect4/connect_four_encoder.h"
 
 namespace az::games {
 namespace {

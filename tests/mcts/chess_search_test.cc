@@ -13,7 +13,7 @@
 #include "core/chess/uci.h"
 #include "core/encoding/move_index.h"
 #include "core/encoding/position_record.h"
-#include "core/games/chess.h"
+#include "core/games/chess/chess.h"
 #include "core/mcts/fake_evaluators.h"
 #include "core/mcts/search.h"
 #include "tests/mcts/tree_checks.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/games/connect_four.h"
+#include "core/games/connect4/connect_four.h"
 #include "core/mcts/fake_evaluators.h"
 #include "tests/mcts/tree_checks.h"
 

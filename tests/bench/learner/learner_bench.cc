@@ -42,12 +42,12 @@ using std::chrono::seconds;
 constexpr int kSteps = 30;
 
 service::GameKind Game(const benchmark::State& state) {
-  return state.range(0) == 0 ? service::GameKind::kChess : service::GameKind::kConnectFour;
+  return state.range(0) == 0 ? games::Chess::kId : games::ConnectFour::kId;
 }
 
 // `n` well-formed records of the game, back to back.
 std::vector<std::byte> Records(service::GameKind game, std::size_t n) {
-  if (game == service::GameKind::kConnectFour) {
+  if (game == games::ConnectFour::kId) {
     const auto samples = testing::RandomConnectFourSamples(n, 1, 0);
     const auto bytes = testing::Bytes(samples);
     return {bytes.begin(), bytes.end()};
@@ -77,7 +77,7 @@ void BM_TrainStep(benchmark::State& state) {
   const std::size_t n = static_cast<std::size_t>(state.range(1));
   auto decoder = BatchDecoder::Create(Game(state));
   nn::TrainerOptions options;
-  options.net = Game(state) == service::GameKind::kChess ? nn::NetConfig::ChessSmall()
+  options.net = Game(state) == games::Chess::kId ? nn::NetConfig::ChessSmall()
                                                          : nn::NetConfig::ConnectFour();
   options.runtime.device = nn::DeviceChoice::kCpu;
   options.runtime.input_layout = decoder->input_layout();
@@ -131,7 +131,7 @@ std::uint64_t LearnerStep(const std::string& run_dir) {
 void BM_Service(benchmark::State& state) {
   const service::GameKind game = Game(state);
   const std::string batch = std::to_string(state.range(1));
-  const bool chess = game == service::GameKind::kChess;
+  const bool chess = game == games::Chess::kId;
   double learner_cpu = 0, replay_cpu = 0, steps = 0;
   for (auto _ : state) {
     ipc::testing::TempDir dir;

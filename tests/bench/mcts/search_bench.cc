@@ -12,8 +12,8 @@
 #include <benchmark/benchmark.h>
 
 #include "core/chess/game.h"
-#include "core/games/chess.h"
-#include "core/games/connect_four.h"
+#include "core/games/chess/chess.h"
+#include "core/games/connect4/connect_four.h"
 #include "core/mcts/fake_evaluators.h"
 #include "core/mcts/search.h"
 

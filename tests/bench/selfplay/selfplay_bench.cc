@@ -21,7 +21,7 @@
 
 #include "core/nn/network.h"
 #include "core/sample/chess_sample.h"
-#include "core/sample/connect_four_sample.h"
+#include "core/games/connect4/connect_four_sample.h"
 #include "ipc/client.h"
 #include "ipc/endpoint.h"
 #include "services/common/service_util.h"

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/games/connect_four.h"
+#include "core/games/connect4/connect_four.h"
 #include "core/nn/trainer.h"
 #include "services/arena/match.h"
 #include "services/arena/players.h"

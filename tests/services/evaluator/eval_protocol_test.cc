@@ -13,7 +13,7 @@
 #include "core/chess/movegen.h"
 #include "core/encoding/move_index.h"
 #include "core/encoding/position_record.h"
-#include "core/games/connect_four.h"
+#include "core/games/connect4/connect_four.h"
 
 namespace az::service {
 namespace {
@@ -47,8 +47,8 @@ TEST(EvalProtocolTest, LayoutsArePinnedToTheirVersion) {
   const EvalResponseHeader response;
   EXPECT_EQ(std::memcmp(&request, "AZEQ", 4), 0);
   EXPECT_EQ(std::memcmp(&response, "AZEA", 4), 0);
-  EXPECT_EQ(EvalChannelName(GameKind::kChess), "eval-chess");
-  EXPECT_EQ(EvalChannelName(GameKind::kConnectFour), "eval-connect4");
+  EXPECT_EQ(EvalChannelName(games::Chess::kId), "eval-chess");
+  EXPECT_EQ(EvalChannelName(games::ConnectFour::kId), "eval-connect4");
 }
 
 // A chess leaf of the position after 1.e4 e5, with every legal move.
@@ -126,7 +126,7 @@ TEST(EvalProtocolTest, ConnectFourRequestsRoundTrip) {
   // A chess answer is not a Connect Four answer.
   WriteEvalResponse<ConnectFour>(EvalStatus::kOk, 1, std::array<float, 3>{1, 0, 0},
                                  std::array<float, 3>{0.2f, 0.3f, 0.5f}, answer);
-  answer[7] = std::byte{static_cast<unsigned char>(GameKind::kChess)};
+  answer[7] = std::byte{static_cast<unsigned char>(games::Chess::kId)};
   EXPECT_FALSE(ReadEvalResponseHeader<ConnectFour>(answer, 3, header).ok());
 }
 
@@ -148,7 +148,7 @@ TEST(EvalProtocolTest, MalformedRequestsAreRefusedWithTheirReason) {
        StatusCode::kInvalidArgument},
       {"game",
        [](EvalRequest<Chess>& r) {
-         r.header.game = static_cast<std::uint8_t>(GameKind::kConnectFour);
+         r.header.game = static_cast<std::uint8_t>(games::ConnectFour::kId);
        },
        "game", StatusCode::kInvalidArgument},
       {"no moves", [](EvalRequest<Chess>& r) { r.header.num_moves = 0; }, "num_moves",
@@ -170,7 +170,7 @@ TEST(EvalProtocolTest, MalformedRequestsAreRefusedWithTheirReason) {
   }
   // A Connect Four record with a floating stone.
   EvalRequest<ConnectFour> c4{};
-  c4.header.game = static_cast<std::uint8_t>(GameKind::kConnectFour);
+  c4.header.game = static_cast<std::uint8_t>(games::ConnectFour::kId);
   c4.header.num_moves = 1;
   c4.record.own = 1ull << 3;  // column 1, row 3, nothing below
   EXPECT_FALSE(ValidateEvalRequest(c4).ok());

@@ -12,8 +12,8 @@
 #include "core/chess/movegen.h"
 #include "core/encoding/move_index.h"
 #include "core/encoding/position_record.h"
-#include "core/games/chess.h"
-#include "core/games/connect_four.h"
+#include "core/games/chess/chess.h"
+#include "core/games/connect4/connect_four.h"
 #include "core/mcts/evaluator.h"
 
 namespace az::service::testing {

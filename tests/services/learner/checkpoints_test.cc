@@ -40,7 +40,7 @@ std::unique_ptr<nn::Trainer> MakeTrainer(std::uint64_t seed = 0) {
 // `steps` optimizer steps on random Connect Four samples.
 void Train(nn::Trainer& trainer, int steps) {
   const auto samples = RandomConnectFourSamples(16, 11, 0);
-  auto decoder = BatchDecoder::Create(service::GameKind::kConnectFour);
+  auto decoder = BatchDecoder::Create(games::ConnectFour::kId);
   DecodedBatch batch;
   ASSERT_TRUE(decoder->Decode(Bytes(samples), 80, std::vector<double>(16, 1.0), batch).ok());
   for (int i = 0; i < steps; ++i) {

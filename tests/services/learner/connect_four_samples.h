@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/base/check.h"
-#include "core/games/connect_four.h"
-#include "core/sample/connect_four_sample.h"
+#include "core/games/connect4/connect_four.h"
+#include "core/games/connect4/connect_four_sample.h"
 
 namespace az::learner::testing {
 

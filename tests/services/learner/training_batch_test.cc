@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/encoding/planes.h"
-#include "core/games/connect_four_encoder.h"
+#include "core/games/connect4/connect_four_encoder.h"
 #include "core/nn/net_config.h"
 #include "services/replay/random_samples.h"
 #include "tests/ipc/test_util.h"
@@ -25,7 +25,7 @@ using testing::RandomConnectFourSamples;
 
 TEST(TrainingBatchTest, ConnectFourSamplesBecomeTrainSamplesWithTheirTargetsAndWeights) {
   const auto samples = RandomConnectFourSamples(5, 1, 7);
-  auto decoder = BatchDecoder::Create(service::GameKind::kConnectFour);
+  auto decoder = BatchDecoder::Create(games::ConnectFour::kId);
   EXPECT_EQ(decoder->record_bytes(), 80u);
   EXPECT_EQ(decoder->input_layout(), nn::InputLayout::kNchw);
   EXPECT_TRUE(decoder->Fits(nn::NetConfig::ConnectFour()));
@@ -72,7 +72,7 @@ TEST(TrainingBatchTest, MalformedRecordsAreDroppedWithTheReasonAndTheRestKept) {
   // Unaligned, as a received frame may be.
   std::vector<std::byte> shifted(bytes.size() + 1);
   std::memcpy(shifted.data() + 1, bytes.data(), bytes.size());
-  auto decoder = BatchDecoder::Create(service::GameKind::kConnectFour);
+  auto decoder = BatchDecoder::Create(games::ConnectFour::kId);
   DecodedBatch batch;
   const std::vector<double> weights(6, 1.0);
   ASSERT_TRUE(decoder->Decode(std::span(shifted).subspan(1), 80, weights, batch).ok());
@@ -92,7 +92,7 @@ TEST(TrainingBatchTest, MalformedRecordsAreDroppedWithTheReasonAndTheRestKept) {
 
 TEST(TrainingBatchTest, AnotherGamesRecordsAreRefusedAsAConfigurationMismatch) {
   const auto samples = RandomConnectFourSamples(2, 3, 0);
-  auto chess = BatchDecoder::Create(service::GameKind::kChess);
+  auto chess = BatchDecoder::Create(games::Chess::kId);
   DecodedBatch batch;
   const std::vector<double> weights(2, 1.0);
   const Status status = chess->Decode(Bytes(samples), 80, weights, batch);
@@ -100,7 +100,7 @@ TEST(TrainingBatchTest, AnotherGamesRecordsAreRefusedAsAConfigurationMismatch) {
   EXPECT_THAT(status.message(), HasSubstr("80-byte records"));
   EXPECT_THAT(status.message(), HasSubstr("1160"));
   // Sizes that disagree with the weights are the caller's mistake.
-  auto c4 = BatchDecoder::Create(service::GameKind::kConnectFour);
+  auto c4 = BatchDecoder::Create(games::ConnectFour::kId);
   EXPECT_EQ(c4->Decode(Bytes(samples), 80, std::vector<double>(3, 1.0), batch).code(),
             StatusCode::kInvalidArgument);
 }
@@ -108,7 +108,7 @@ TEST(TrainingBatchTest, AnotherGamesRecordsAreRefusedAsAConfigurationMismatch) {
 TEST(TrainingBatchTest, ChessSamplesKeepTheirSparsePolicyAndEncodeToThePlanes) {
   const std::vector<sample::ChessSample> samples =
       replayd::RandomChessSamples(4, {.seed = 5, .model_version = 2});
-  auto decoder = BatchDecoder::Create(service::GameKind::kChess);
+  auto decoder = BatchDecoder::Create(games::Chess::kId);
   EXPECT_EQ(decoder->input_layout(), nn::InputLayout::kNhwc);
   EXPECT_TRUE(decoder->Fits(nn::NetConfig::ChessSmall()));
   EXPECT_TRUE(decoder->Fits(nn::NetConfig::ChessFull()));

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/encoding/position_record.h"
-#include "core/games/connect_four.h"
+#include "core/games/connect4/connect_four.h"
 #include "core/sample/chess_sample.h"
-#include "core/sample/connect_four_sample.h"
+#include "core/games/connect4/connect_four_sample.h"
 #include "ipc/discovery.h"
 #include "services/replay/sample_ring.h"
 #include "tests/services/evaluator/service_test_util.h"

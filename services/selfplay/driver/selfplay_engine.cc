@@ -1,0 +1,551 @@
+#include "services/selfplay/driver/selfplay_engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/log.h"
+#include "core/games/registry.h"
+#include "core/mcts/random.h"
+#include "core/mcts/search.h"
+#include "services/selfplay/selfplay_game.h"
+
+namespace az::selfplay {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Receives, submits and pushes in slices this long, so that Stop() is noticed soon.
+constexpr std::chrono::milliseconds kSlice{100};
+// Answers taken from the evaluator per Receive.
+constexpr std::size_t kReceiveBatch = 1024;
+
+std::string_view AnswerStatusName(EvalAnswerStatus status) {
+  switch (status) {
+    case EvalAnswerStatus::kOk: return "ok";
+    case EvalAnswerStatus::kInvalidRequest: return "invalid request";
+    case EvalAnswerStatus::kEvaluationFailed: return "evaluation failed";
+    case EvalAnswerStatus::kMalformed: return "malformed";
+  }
+  return "unknown";
+}
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+template <games::GameDefinition G>
+class GameSelfPlayEngine final : public SelfPlayEngine {
+  using Traits = SelfPlayGame<G>;
+  using Sample = typename Traits::Sample;
+  using Record = typename G::Record;
+
+  struct Slot {
+    std::optional<mcts::Search<G>> search;
+    bool active = false;
+    int group = 0;
+    std::uint64_t game_id = 0;
+    std::uint64_t model_version = 0;  // of the latest answer for this game
+    std::uint64_t counted_playouts = 0;
+    bool failed = false;  // an answer of its batch in flight said invalid or failed
+    std::vector<Sample> samples;
+  };
+  // One request of a group in flight.
+  struct Entry {
+    int slot;
+    int leaf;  // index into the slot's search leaves() / evals()
+    bool answered = false;
+  };
+  struct Group {
+    std::vector<int> slots;
+    std::vector<Entry> entries;
+    std::uint64_t base_id = 0;  // request id of entries[0]
+    int unanswered = 0;
+    bool in_flight = false;
+    Clock::time_point submitted;
+  };
+
+ public:
+  GameSelfPlayEngine(const EngineOptions& options, std::unique_ptr<AsyncEvaluator> evaluator,
+                     std::unique_ptr<SampleSink> sink, EngineObserver observer)
+      : options_(options),
+        evaluator_(std::move(evaluator)),
+        sink_(std::move(sink)),
+        observer_(std::move(observer)),
+        slots_(options.games),
+        groups_(options.groups) {
+    // Game ids: worker id, a per-process salt (so a restarted worker's ids differ), a counter.
+    std::random_device device;
+    salt_ = device() & 0xFFFFu;
+    for (int i = 0; i < options.games; ++i) {
+      Slot& slot = slots_[i];
+      slot.group = i % options.groups;
+      groups_[slot.group].slots.push_back(i);
+      mcts::SearchOptions search = options.search;
+      std::uint64_t seed = options.search.seed ^ (std::uint64_t{options.worker_id} << 40) ^
+                           static_cast<std::uint64_t>(i);
+      search.seed = mcts::SplitMix64(seed);
+      Result<mcts::Search<G>> made = mcts::Search<G>::Create(search, Traits::NewGame(0));
+      AZ_CHECK(made.ok(), made.status().ToString());  // options were validated by the factory
+      slot.search.emplace(std::move(made).value());
+      StartGame(slot);
+    }
+    for (Group& group : groups_) {
+      group.entries.reserve(group.slots.size() * options.leaves_per_game);
+    }
+    visit_ = [this](const EvalAnswer& answer) { OnAnswer(answer); };
+  }
+
+  Status Step() override {
+    if (stop_.load(std::memory_order_acquire)) return Cancelled("self-play stopped");
+    if (!paused_.load(std::memory_order_acquire)) {
+      for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
+        if (!groups_[g].in_flight) AZ_RETURN_IF_ERROR(PrepareAndSubmit(g));
+      }
+    }
+    // The oldest group in flight.
+    int oldest = -1;
+    for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
+      if (groups_[g].in_flight &&
+          (oldest < 0 || groups_[g].submitted < groups_[oldest].submitted)) {
+        oldest = g;
+      }
+    }
+    if (oldest < 0) {
+      // Nothing to evaluate: paused, or every game finished.
+      PublishCounters();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return Status::Ok();
+    }
+    const Clock::time_point wait_start = Clock::now();
+    AZ_RETURN_IF_ERROR(WaitFor(oldest));
+    const Clock::time_point answered = Clock::now();
+    counters_.wait_seconds += Seconds(answered - wait_start);
+    Group& group = groups_[oldest];
+    group.in_flight = false;
+    ++counters_.rounds;
+    if (observer_.round_trip) observer_.round_trip(Seconds(answered - group.submitted));
+    for (int index : group.slots) {
+      Slot& slot = slots_[index];
+      mcts::Search<G>& search = *slot.search;
+      if (!search.has_pending()) continue;
+      if (slot.failed) {
+        search.Cancel();
+        slot.failed = false;
+      } else {
+        counters_.leaves_evaluated += search.leaves().size();
+        search.Backup();
+      }
+      CountPlayouts(slot);
+    }
+    counters_.search_seconds += Seconds(Clock::now() - answered);
+    if (!paused_.load(std::memory_order_acquire)) AZ_RETURN_IF_ERROR(PrepareAndSubmit(oldest));
+    PublishCounters();
+    return Status::Ok();
+  }
+
+  bool Done() const override {
+    return options_.max_games > 0 && counters_.games_finished >= options_.max_games;
+  }
+  void SetPaused(bool paused) override { paused_.store(paused, std::memory_order_release); }
+  void Stop() override { stop_.store(true, std::memory_order_release); }
+
+  EngineCounters counters() const override {
+    std::lock_guard<std::mutex> lock(counters_mutex_);
+    return published_;
+  }
+
+ private:
+  bool Stopped() const { return stop_.load(std::memory_order_acquire); }
+
+  // --- Games. ---
+
+  bool MayStartGame() const {
+    return options_.max_games == 0 || counters_.games_started < options_.max_games;
+  }
+
+  void StartGame(Slot& slot) {
+    if (!MayStartGame()) {
+      slot.active = false;
+      return;
+    }
+    slot.search->SetRoot(Traits::NewGame(options_.max_plies));
+    slot.active = true;
+    slot.game_id = (std::uint64_t{options_.worker_id} << 48) | (std::uint64_t{salt_} << 32) |
+                   (counters_.games_started & 0xFFFFFFFFu);
+    slot.samples.clear();
+    ++counters_.games_started;
+  }
+
+  void CountPlayouts(Slot& slot) {
+    const std::uint64_t playouts = slot.search->stats().playouts;
+    counters_.simulations += playouts - slot.counted_playouts;
+    slot.counted_playouts = playouts;
+  }
+
+  // Plays the moves that are due and gathers the game's next leaves; returns with a batch pending
+  // or the slot inactive (no more games to start). Pushing finished games may block.
+  Status Advance(Slot& slot) {
+    const auto target = static_cast<std::uint32_t>(options_.simulations);
+    while (slot.active) {
+      mcts::Search<G>& search = *slot.search;
+      const bool expanded = search.root().state == mcts::NodeState::kExpanded;
+      const std::uint32_t done = search.RootChildVisits();
+      if (!expanded || done < target) {
+        const int want =
+            expanded
+                ? static_cast<int>(std::min<std::uint32_t>(options_.leaves_per_game, target - done))
+                : 1;
+        const auto gathered = search.Gather(want);
+        CountPlayouts(slot);
+        if (gathered.leaves > 0) return Status::Ok();
+        AZ_CHECK(gathered.terminal_playouts > 0, "a gather made no progress");
+        continue;
+      }
+      AZ_RETURN_IF_ERROR(PlayMove(slot));
+    }
+    return Status::Ok();
+  }
+
+  Status PlayMove(Slot& slot) {
+    mcts::Search<G>& search = *slot.search;
+    const int ply = Traits::Ply(search.root_state());
+    const std::uint32_t version =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(slot.model_version, 0xFFFFFFFFu));
+    Result<Sample> sample = Traits::MakeSample(search, slot.game_id, version);
+    if (sample.ok()) {
+      slot.samples.push_back(*sample);
+    } else {
+      ++counters_.samples_dropped;
+      AZ_LOG(kError) << "game " << slot.game_id << " ply " << ply
+                     << ": no sample: " << sample.status().ToString();
+    }
+    search.Advance(search.SelectMove(options_.temperature.AtPly(ply)));
+    ++counters_.moves;
+    const int plies = ply + 1;
+    const games::GameOutcome outcome = search.root_outcome();
+    if (games::IsTerminal(outcome) || plies >= options_.max_plies) {
+      // The outcome for the side to move in the final position; a cut-off is a draw.
+      const int value =
+          games::IsTerminal(outcome) ? static_cast<int>(games::OutcomeValue(outcome)) : 0;
+      AZ_RETURN_IF_ERROR(FinishGame(slot, value, plies));
+      StartGame(slot);
+    }
+    return Status::Ok();
+  }
+
+  Status FinishGame(Slot& slot, int final_value, int plies) {
+    Traits::SetOutcome(slot.samples, slot.search->root_state(), final_value);
+    // The side to move at the end is the first player when an even number of plies was played.
+    GameResultKind result = GameResultKind::kDraw;
+    if (final_value != 0) {
+      const bool first_to_move = plies % 2 == 0;
+      const bool first_won = (final_value > 0) == first_to_move;
+      result = first_won ? GameResultKind::kFirstPlayerWins : GameResultKind::kSecondPlayerWins;
+    }
+    ++counters_.games_finished;
+    ++counters_.results[static_cast<int>(result)];
+    if (observer_.game_finished) observer_.game_finished(plies, result);
+    AZ_RETURN_IF_ERROR(PushSamples(slot.samples));
+    slot.samples.clear();
+    return Status::Ok();
+  }
+
+  // Pushes a finished game's samples, in slices so that a stop is noticed. A sink that stays full
+  // for push_timeout is logged (once per record that waits) and waited for.
+  Status PushSamples(std::span<const Sample> samples) {
+    const std::span<const std::byte> bytes = std::as_bytes(samples);
+    const std::size_t n = samples.size();
+    std::size_t done = 0;
+    Clock::time_point since = Clock::now();  // the record at `done` has waited since
+    bool full = false;                       // logged as full, not pushed since
+    while (done < n) {
+      const Result<std::size_t> pushed = sink_->Push(bytes.subspan(done * sizeof(Sample)), kSlice);
+      if (!pushed.ok() && pushed.status().code() != StatusCode::kDeadlineExceeded) {
+        return pushed.status().WithContext(std::string(sink_->name()));
+      }
+      const std::size_t k = pushed.ok() ? *pushed : 0;
+      if (k > 0) {
+        done += k;
+        counters_.samples_pushed += k;
+        if (full) {
+          AZ_LOG(kInfo) << sink_->name() << " has room again after "
+                        << Seconds(Clock::now() - since) << " s";
+          full = false;
+        }
+        since = Clock::now();
+        if (done == n) break;
+      }
+      if (!full && Clock::now() - since >= options_.push_timeout) {
+        full = true;
+        ++counters_.ring_waits;
+        AZ_LOG(kWarning) << sink_->name() << " has been full for " << options_.push_timeout.count()
+                         << " ms (is " << sink_->consumer() << " running?); waiting to push";
+      }
+      const bool stopped = Stopped();
+      if (stopped) counters_.samples_dropped += n - done;
+      PublishCounters();
+      if (stopped) {
+        return Cancelled("stopped while waiting for room in " + std::string(sink_->name()));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // --- Requests. ---
+
+  Status PrepareAndSubmit(int g) {
+    Group& group = groups_[g];
+    group.entries.clear();
+    const Clock::time_point start = Clock::now();
+    for (int index : group.slots) {
+      Slot& slot = slots_[index];
+      AZ_RETURN_IF_ERROR(Advance(slot));
+      if (!slot.active) continue;
+      const int n = static_cast<int>(slot.search->leaves().size());
+      for (int leaf = 0; leaf < n; ++leaf) group.entries.push_back({index, leaf});
+    }
+    counters_.search_seconds += Seconds(Clock::now() - start);
+    PublishCounters();
+    if (group.entries.empty()) return Status::Ok();
+    group.in_flight = true;
+    group.submitted = Clock::now();
+    return SubmitGroup(group);
+  }
+
+  // Submits every unanswered entry of `group` under a fresh range of request ids.
+  Status SubmitGroup(Group& group) {
+    group.base_id = next_request_id_;
+    next_request_id_ += group.entries.size();
+    group.unanswered = 0;
+    requests_.clear();
+    for (std::size_t i = 0; i < group.entries.size(); ++i) {
+      const Entry& entry = group.entries[i];
+      if (entry.answered) continue;
+      ++group.unanswered;
+      const Slot& slot = slots_[entry.slot];
+      const mcts::Leaf<G>& leaf = slot.search->leaves()[entry.leaf];
+      requests_.push_back({.request_id = group.base_id + i,
+                           .game_id = slot.game_id,
+                           .record = std::as_bytes(std::span<const Record>(leaf.record, 1)),
+                           .policy_indices = leaf.policy_indices});
+    }
+    std::size_t done = 0;
+    Clock::time_point since = Clock::now();
+    bool warned = false;
+    while (done < requests_.size()) {
+      const Result<std::size_t> submitted =
+          evaluator_->Submit(std::span(requests_).subspan(done), kSlice);
+      if (!submitted.ok() && submitted.status().code() != StatusCode::kDeadlineExceeded) {
+        return submitted.status().WithContext("submit");
+      }
+      if (submitted.ok() && *submitted > 0) {
+        done += *submitted;
+        counters_.requests_submitted += *submitted;
+        since = Clock::now();
+        if (done == requests_.size()) break;
+      }
+      if (Stopped()) return Cancelled("self-play stopped");
+      if (!warned && Clock::now() - since > options_.eval_timeout) {
+        warned = true;
+        AZ_LOG(kWarning) << "the eval requests have found no room for "
+                         << options_.eval_timeout.count() << " ms (is " << evaluator_->name()
+                         << " running?); still trying";
+      }
+    }
+    return Status::Ok();
+  }
+
+  Group* GroupOf(std::uint64_t request_id) {
+    for (Group& group : groups_) {
+      if (group.in_flight && request_id >= group.base_id &&
+          request_id < group.base_id + group.entries.size()) {
+        return &group;
+      }
+    }
+    return nullptr;
+  }
+
+  void OnAnswer(const EvalAnswer& answer) {
+    Group* group = GroupOf(answer.request_id);
+    if (group == nullptr) {
+      // Not a request in flight: a late answer that the transport did not recognise as stale.
+      ++counters_.protocol_errors;
+      return;
+    }
+    Entry& entry = group->entries[answer.request_id - group->base_id];
+    if (entry.answered) return;
+    Slot& slot = slots_[entry.slot];
+    mcts::Search<G>& search = *slot.search;
+    const std::size_t moves = search.leaves()[entry.leaf].moves.size();
+    if (answer.status == EvalAnswerStatus::kMalformed ||
+        (answer.status == EvalAnswerStatus::kOk && answer.priors.size() != moves)) {
+      // Left unanswered: the timeout resubmits it.
+      ++counters_.protocol_errors;
+      AZ_LOG(kWarning) << "dropped a malformed eval answer: "
+                       << (answer.status == EvalAnswerStatus::kMalformed
+                               ? answer.error.ToString()
+                               : std::to_string(answer.priors.size()) + " priors for " +
+                                     std::to_string(moves) + " moves");
+      return;
+    }
+    entry.answered = true;
+    --group->unanswered;
+    slot.model_version = answer.model_version;
+    counters_.model_version = answer.model_version;
+    if (answer.status != EvalAnswerStatus::kOk) {
+      ++counters_.eval_errors;
+      slot.failed = true;
+      if (counters_.eval_errors <= 10 || counters_.eval_errors % 1000 == 0) {
+        AZ_LOG(kWarning) << evaluator_->name() << " answered \"" << AnswerStatusName(answer.status)
+                         << "\" for game " << slot.game_id << " (" << counters_.eval_errors
+                         << " so far); its leaves are searched again";
+      }
+      return;
+    }
+    mcts::LeafEval& eval = search.evals()[entry.leaf];
+    std::copy(answer.priors.begin(), answer.priors.end(), eval.priors.begin());
+    eval.SetWdl(answer.wdl[0], answer.wdl[1], answer.wdl[2]);
+  }
+
+  Status WaitFor(int g) {
+    Group& group = groups_[g];
+    Clock::time_point last_progress = Clock::now();
+    while (group.unanswered > 0) {
+      const Result<std::size_t> got = evaluator_->Receive(kReceiveBatch, kSlice, visit_);
+      if (got.ok()) {
+        last_progress = Clock::now();
+        continue;
+      }
+      if (got.status().code() != StatusCode::kDeadlineExceeded) {
+        return got.status().WithContext("receiving eval answers");
+      }
+      if (Stopped()) return Cancelled("self-play stopped");
+      if (Clock::now() - last_progress < options_.eval_timeout) continue;
+      // Nothing for eval_timeout: the evaluator died or lost our requests. A new generation makes
+      // any late answer to the old ones stale; then everything unanswered goes again.
+      ++counters_.eval_timeouts;
+      const std::uint32_t generation = evaluator_->Reset();
+      int resubmitted = 0;
+      for (Group& other : groups_) {
+        if (!other.in_flight) continue;
+        AZ_RETURN_IF_ERROR(SubmitGroup(other));
+        resubmitted += other.unanswered;
+      }
+      AZ_LOG(kWarning) << "no eval answer for " << options_.eval_timeout.count() << " ms (is "
+                       << evaluator_->name() << " running?): resubmitted " << resubmitted
+                       << " requests as generation " << generation;
+      PublishCounters();
+      last_progress = Clock::now();
+    }
+    return Status::Ok();
+  }
+
+  void PublishCounters() {
+    std::uint64_t in_progress = 0;
+    for (const Slot& slot : slots_) in_progress += slot.active ? 1 : 0;
+    counters_.games_in_progress = in_progress;
+    std::lock_guard<std::mutex> lock(counters_mutex_);
+    published_ = counters_;
+  }
+
+  EngineOptions options_;
+  std::unique_ptr<AsyncEvaluator> evaluator_;
+  std::unique_ptr<SampleSink> sink_;
+  EngineObserver observer_;
+  AsyncEvaluator::AnswerVisitor visit_;
+  std::vector<Slot> slots_;
+  std::vector<Group> groups_;
+  std::vector<LeafRequest> requests_;  // SubmitGroup's scratch
+  std::uint32_t salt_ = 0;
+  std::uint64_t next_request_id_ = 1;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
+  EngineCounters counters_;  // the engine thread's
+  mutable std::mutex counters_mutex_;
+  EngineCounters published_;  // a copy for other threads
+};
+
+Status ValidateOptions(const EngineOptions& o) {
+  const auto range = [](const char* name, long long value, long long lo, long long hi) {
+    if (value < lo || value > hi) {
+      return InvalidArgument(std::string(name) + " " + std::to_string(value) + " is not in " +
+                             std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    return Status::Ok();
+  };
+  AZ_RETURN_IF_ERROR(range("games", o.games, 1, 1 << 20));
+  AZ_RETURN_IF_ERROR(range("simulations", o.simulations, 1, 1 << 24));
+  AZ_RETURN_IF_ERROR(range("leaves per game", o.leaves_per_game, 1, 256));
+  AZ_RETURN_IF_ERROR(range("groups", o.groups, 1, 64));
+  AZ_RETURN_IF_ERROR(range("max plies", o.max_plies, 1, 1 << 20));
+  if (o.groups > o.games) {
+    return InvalidArgument("groups " + std::to_string(o.groups) + " exceed games " +
+                           std::to_string(o.games));
+  }
+  if (o.eval_timeout.count() <= 0 || o.push_timeout.count() <= 0) {
+    return InvalidArgument("timeouts must be positive");
+  }
+  mcts::SearchOptions search = o.search;
+  search.max_batch = o.leaves_per_game;
+  AZ_RETURN_IF_ERROR(search.Validate().WithContext("search options"));
+  return o.temperature.Validate().WithContext("temperature");
+}
+
+template <games::GameDefinition G>
+Result<std::unique_ptr<SelfPlayEngine>> Make(EngineOptions options,
+                                             std::unique_ptr<AsyncEvaluator> evaluator,
+                                             std::unique_ptr<SampleSink> sink,
+                                             EngineObserver observer) {
+  using Sample = typename SelfPlayGame<G>::Sample;
+  if (sink->record_bytes() != sizeof(Sample)) {
+    return FailedPrecondition(
+        std::string(sink->name()) + " carries " + std::to_string(sink->record_bytes()) +
+        "-byte records, not this game's " + std::to_string(sizeof(Sample)) + "-byte samples");
+  }
+  const std::uint64_t in_flight =
+      static_cast<std::uint64_t>(options.games) * options.leaves_per_game;
+  const std::uint64_t room = evaluator->max_in_flight();
+  if (room > 0 && room < in_flight) {
+    return InvalidArgument("this worker keeps up to " + std::to_string(in_flight) +
+                           " requests in flight (games x leaves per game) but " +
+                           std::string(evaluator->name()) + " holds only " + std::to_string(room) +
+                           " answers for it: play fewer games or start the evaluator with a larger "
+                           "--response-capacity");
+  }
+  options.search.max_batch = options.leaves_per_game;
+  options.search.root_noise = true;
+  return std::unique_ptr<SelfPlayEngine>(new GameSelfPlayEngine<G>(
+      options, std::move(evaluator), std::move(sink), std::move(observer)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SelfPlayEngine>> CreateSelfPlayEngine(
+    service::GameKind game, const EngineOptions& options, std::unique_ptr<AsyncEvaluator> evaluator,
+    std::unique_ptr<SampleSink> sink, EngineObserver observer) {
+  if (evaluator == nullptr || sink == nullptr) {
+    return InvalidArgument("a self-play engine needs an evaluator and a sample sink");
+  }
+  if (games::FindGameById(game) == nullptr) {
+    return InvalidArgument("unknown game id " + std::to_string(game));
+  }
+  AZ_RETURN_IF_ERROR(ValidateOptions(options));
+  return games::VisitGame(
+      game, [&]<games::GameDefinition G>() -> Result<std::unique_ptr<SelfPlayEngine>> {
+        return Make<G>(options, std::move(evaluator), std::move(sink), std::move(observer));
+      });
+}
+
+std::uint32_t SampleBytes(service::GameKind game) {
+  const games::GameInfo* info = games::FindGameById(game);
+  AZ_CHECK(info != nullptr, "SampleBytes of an unregistered game");
+  return static_cast<std::uint32_t>(info->sample_bytes);
+}
+
+}  // namespace az::selfplay

@@ -1,0 +1,121 @@
+#pragma once
+
+// Many self-play games at once in one thread, their leaves evaluated through an AsyncEvaluator
+// (async_evaluator.h), their finished samples pushed into a SampleSink (sample_sink.h). The service
+// wires in the shared-memory eval channel and the run's sample ring (docs/selfplay.md); tests wire
+// in fakes.
+//
+// The games are split into `groups` (2 by default) that take turns, so the worker searches one
+// group while the evaluator works on another:
+//
+//   every group: gather leaves from each of its games (leaves_per_game each), submit them all
+//   loop: wait for the answers of the oldest group in flight, back each of its games up, then
+//         for each game: when its root holds `simulations` visits, record a sample (policy =
+//         visit distribution, root WDL, soft value, the model version of the answers), pick the
+//         move (tau 1 for the first temperature_plies plies, then the most visited; fresh
+//         Dirichlet noise on every new root), Advance (subtree reuse); at a game's end set z on
+//         its samples, push them into the sample sink and start the next game; gather again and
+//         submit the group.
+//
+// Recovery: when no answer comes for eval_timeout (the evaluator died, or restarted and lost the
+// requests it held), the worker Reset()s the evaluator (late answers to old requests are then
+// dropped) and submits every unanswered request again under fresh ids. An answer whose id is not in
+// flight, or that the transport could not read, is dropped and counted (protocol_errors); the
+// timeout resubmits what it left unanswered. A sink that stays full (the replay daemon is down)
+// blocks the game's end, logging after push_timeout and retrying every 100 ms, until it drains or
+// the engine is stopped.
+//
+// Not thread-safe: one thread calls Step; SetPaused, Stop and counters may come from any thread.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "core/base/status.h"
+#include "core/mcts/options.h"
+#include "services/common/game_kind.h"
+#include "services/selfplay/driver/async_evaluator.h"
+#include "services/selfplay/driver/sample_sink.h"
+
+namespace az::selfplay {
+
+struct EngineOptions {
+  int games = 64;               // played at once
+  int simulations = 64;         // visits of a root's children before a move
+  int leaves_per_game = 1;      // leaves gathered from each game per round
+  int groups = 2;               // games split into groups that take turns with the evaluator
+  std::uint64_t max_games = 0;  // games to play in all; 0: no limit
+  int max_plies = 512;          // a game longer than this is a draw
+  mcts::SearchOptions search;   // c_puct, FPU, risk_beta, noise, virtual loss, reuse, seed
+  mcts::TemperatureOptions temperature;
+  std::uint32_t worker_id = 0;
+  std::chrono::milliseconds eval_timeout{10000};  // no answer for this long: reset and resubmit
+  std::chrono::milliseconds push_timeout{1000};   // a full sink for this long: log, keep waiting
+};
+
+// Totals since the engine started.
+struct EngineCounters {
+  std::uint64_t games_started = 0;
+  std::uint64_t games_finished = 0;
+  std::uint64_t moves = 0;
+  std::uint64_t simulations = 0;  // backed-up playouts, terminal ones included
+  std::uint64_t leaves_evaluated = 0;
+  std::uint64_t requests_submitted = 0;  // resubmissions included
+  std::uint64_t rounds = 0;              // groups answered
+  std::uint64_t eval_timeouts = 0;       // times no answer came for eval_timeout (then resubmitted)
+  std::uint64_t eval_errors = 0;         // answers saying invalid or failed (the leaves cancelled)
+  std::uint64_t protocol_errors = 0;     // malformed answers, or ids not in flight (dropped)
+  std::uint64_t samples_pushed = 0;
+  std::uint64_t samples_dropped = 0;  // could not be built, or not pushed before a stop
+  std::uint64_t ring_waits = 0;       // pushes that found the sample sink full for push_timeout
+  std::uint64_t results[3] = {};      // first player won, second player won, draw
+  std::uint64_t model_version = 0;    // of the latest answer
+  std::uint64_t games_in_progress = 0;
+  // Where the engine's thread spent its time: searching (backing up, playing moves, gathering,
+  // building samples and pushing them) and waiting for eval answers (submitting included).
+  double search_seconds = 0;
+  double wait_seconds = 0;
+};
+
+enum class GameResultKind { kFirstPlayerWins = 0, kSecondPlayerWins = 1, kDraw = 2 };
+
+// Told about each event the metrics want as a distribution; called on the engine's thread.
+struct EngineObserver {
+  std::function<void(int plies, GameResultKind result)> game_finished;
+  std::function<void(double seconds)> round_trip;  // a group's submit to its last answer
+};
+
+class SelfPlayEngine {
+ public:
+  virtual ~SelfPlayEngine() = default;
+
+  // One turn: submits the groups that are not in flight, waits for the oldest group's answers,
+  // backs it up, plays the moves that are due, finishes games and submits the group again.
+  // Blocks for as long as the evaluator takes (resubmitting after eval_timeout) and while the sink
+  // is full. CANCELLED after Stop(); the evaluator's or the sink's other errors otherwise.
+  virtual Status Step() = 0;
+  // True once max_games games have finished (never when max_games is 0).
+  virtual bool Done() const = 0;
+  // While paused, Step finishes the groups in flight but submits nothing new, then returns
+  // at once (the games keep their state). Thread-safe.
+  virtual void SetPaused(bool paused) = 0;
+  // Makes a blocked Step return CANCELLED soon (within ~100 ms). Thread-safe.
+  virtual void Stop() = 0;
+
+  // A copy of the totals as of the end of the last Step (or a wait inside it). Thread-safe.
+  virtual EngineCounters counters() const = 0;
+};
+
+// An engine for `game` that evaluates through `evaluator` and pushes into `sink` (records of that
+// game's sample size, checked); it owns both. INVALID_ARGUMENT for options out of range, a missing
+// evaluator or sink, or an evaluator that holds fewer requests in flight than the engine keeps
+// (games x leaves_per_game); FAILED_PRECONDITION for a sink of another record size.
+Result<std::unique_ptr<SelfPlayEngine>> CreateSelfPlayEngine(
+    service::GameKind game, const EngineOptions& options, std::unique_ptr<AsyncEvaluator> evaluator,
+    std::unique_ptr<SampleSink> sink, EngineObserver observer = {});
+
+// The sample record size of `game` (what the sample sink must carry).
+std::uint32_t SampleBytes(service::GameKind game);
+
+}  // namespace az::selfplay

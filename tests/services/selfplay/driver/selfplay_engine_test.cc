@@ -1,0 +1,446 @@
+// The self-play driver in process: real games, real threads, a fake evaluator and a fake sample
+// sink in place of the shared-memory channel and ring. Games finish with every sample delivered and
+// valid; the engine recovers from an evaluator that never answers, drops stale and malformed
+// answers, waits on a full sink, stops promptly and pauses cleanly.
+
+#include "services/selfplay/driver/selfplay_engine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "services/selfplay/selfplay_game.h"
+#include "tests/services/selfplay/driver/fake_evaluator.h"
+#include "tests/services/selfplay/driver/fake_sample_sink.h"
+
+namespace az::selfplay {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeEvaluator;
+using testing::FakeSampleSink;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+using C4 = SelfPlayGame<games::ConnectFour>;
+using C4Sample = C4::Sample;
+using ChessGame = SelfPlayGame<games::Chess>;
+using ChessSample = ChessGame::Sample;
+
+constexpr std::uint64_t kModelVersion = 7;
+
+// Four Connect Four games at once in two groups, few simulations: a game takes milliseconds.
+EngineOptions SmallOptions() {
+  EngineOptions o;
+  o.games = 4;
+  o.groups = 2;
+  o.simulations = 8;
+  o.max_games = 6;
+  o.max_plies = C4::kDefaults.max_plies;
+  o.search.dirichlet_alpha = C4::kDefaults.dirichlet_alpha;
+  o.search.virtual_loss = mcts::VirtualLoss::kLoss;
+  o.search.seed = 11;
+  o.temperature.moves = C4::kDefaults.temperature_plies;
+  o.eval_timeout = seconds(30);
+  o.push_timeout = milliseconds(100);
+  return o;
+}
+
+// An engine over fakes, which it owns; the test keeps pointers to drive and inspect them.
+template <typename Sample = C4Sample>
+struct Rig {
+  FakeEvaluator* evaluator = nullptr;
+  FakeSampleSink<Sample>* sink = nullptr;
+  std::unique_ptr<SelfPlayEngine> engine;
+  // Plies of every finished game, in order (the observer's view).
+  std::shared_ptr<std::vector<int>> finished = std::make_shared<std::vector<int>>();
+};
+
+template <typename Sample = C4Sample>
+Rig<Sample> MakeRig(const EngineOptions& options, std::size_t sink_capacity = 0,
+                    service::GameKind game = games::ConnectFour::kId) {
+  Rig<Sample> rig;
+  auto evaluator = std::make_unique<FakeEvaluator>(kModelVersion);
+  auto sink = std::make_unique<FakeSampleSink<Sample>>(sink_capacity);
+  rig.evaluator = evaluator.get();
+  rig.sink = sink.get();
+  EngineObserver observer;
+  observer.game_finished = [finished = rig.finished](int plies, GameResultKind) {
+    finished->push_back(plies);  // the engine's thread only
+  };
+  Result<std::unique_ptr<SelfPlayEngine>> engine =
+      CreateSelfPlayEngine(game, options, std::move(evaluator), std::move(sink), observer);
+  AZ_CHECK(engine.ok(), engine.status().ToString());
+  rig.engine = std::move(engine).value();
+  return rig;
+}
+
+// Steps until Done or an error, on the calling thread.
+Status RunToEnd(SelfPlayEngine& engine) {
+  while (!engine.Done()) AZ_RETURN_IF_ERROR(engine.Step());
+  return Status::Ok();
+}
+
+// Steps an engine on its own thread until Done or an error; stops and joins it when destroyed.
+class Background {
+ public:
+  explicit Background(SelfPlayEngine& engine)
+      : engine_(engine),
+        result_(std::async(std::launch::async, [&engine] { return RunToEnd(engine); })) {}
+  ~Background() {
+    engine_.Stop();
+    if (result_.valid()) result_.wait();
+  }
+  // The loop's status if it ended within `limit`.
+  std::optional<Status> Wait(milliseconds limit) {
+    if (!result_.valid()) return status_;
+    if (result_.wait_for(limit) != std::future_status::ready) return std::nullopt;
+    status_ = result_.get();
+    return status_;
+  }
+
+ private:
+  SelfPlayEngine& engine_;
+  std::future<Status> result_;
+  std::optional<Status> status_;
+};
+
+bool WaitUntil(const std::function<bool()>& condition, milliseconds limit = seconds(30)) {
+  const Clock::time_point deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return condition();
+}
+
+// Checks what the driver promises of a finished game's samples: every sample valid (outcome set),
+// one per ply from the first, z from the game's end for the side to move at each ply, the model
+// version of the answers. Returns the number of games.
+template <typename Game>
+std::size_t ExpectCompleteGames(const std::vector<typename Game::Sample>& samples) {
+  std::map<std::uint64_t, std::vector<typename Game::Sample>> games;
+  for (const auto& s : samples) {
+    EXPECT_TRUE(Game::Validate(s).ok()) << Game::Validate(s).ToString();
+    EXPECT_EQ(s.model_version, kModelVersion);
+    games[s.game_id].push_back(s);
+  }
+  for (auto& [id, game] : games) {
+    std::sort(game.begin(), game.end(), [](const auto& a, const auto& b) { return a.ply < b.ply; });
+    for (std::size_t i = 0; i < game.size(); ++i) {
+      EXPECT_EQ(game[i].ply, i) << "game " << id;
+    }
+    // The last sample's side to move made the last move: it won (z +1) or it is a draw (all 0).
+    const float last = game.back().z;
+    EXPECT_TRUE(last == 1.0f || last == 0.0f) << "game " << id;
+    for (std::size_t i = 0; i + 1 < game.size(); ++i) {
+      EXPECT_EQ(game[i].z, -game[i + 1].z) << "game " << id << " ply " << i;
+    }
+  }
+  return games.size();
+}
+
+// The per-game sample counts equal the plies the observer saw for the finished games.
+template <typename Sample>
+void ExpectGameLengths(const std::vector<Sample>& samples, std::vector<int> finished) {
+  std::map<std::uint64_t, int> lengths;
+  for (const Sample& s : samples) ++lengths[s.game_id];
+  std::vector<int> got;
+  for (const auto& [id, n] : lengths) got.push_back(n);
+  std::sort(got.begin(), got.end());
+  std::sort(finished.begin(), finished.end());
+  EXPECT_EQ(got, finished);
+}
+
+TEST(SelfPlayEngineTest, GamesFinishAndEverySampleReachesTheSinkWithItsOutcome) {
+  Rig rig = MakeRig(SmallOptions());
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+
+  const EngineCounters c = rig.engine->counters();
+  EXPECT_EQ(c.games_started, 6u);
+  EXPECT_EQ(c.games_finished, 6u);
+  EXPECT_EQ(c.results[0] + c.results[1] + c.results[2], 6u);
+  EXPECT_EQ(c.games_in_progress, 0u);
+  EXPECT_EQ(c.eval_timeouts + c.eval_errors + c.protocol_errors + c.samples_dropped, 0u);
+  EXPECT_EQ(c.model_version, kModelVersion);
+
+  const std::vector<C4Sample> samples = rig.sink->Drain();
+  EXPECT_EQ(samples.size(), c.samples_pushed);
+  EXPECT_EQ(samples.size(), c.moves);  // one sample a move, none lost
+  EXPECT_EQ(ExpectCompleteGames<C4>(samples), 6u);
+  for (const C4Sample& s : samples) EXPECT_TRUE(s.flags & sample::kConnectFourHasOutcome);
+  ExpectGameLengths(samples, *rig.finished);
+
+  // Every request was answered once, and every answer was backed up.
+  const FakeEvaluator::Counts e = rig.evaluator->counts();
+  EXPECT_EQ(e.submitted, c.requests_submitted);
+  EXPECT_EQ(e.answered, e.submitted);
+  EXPECT_EQ(c.leaves_evaluated, e.answered);
+  EXPECT_GE(c.simulations, c.leaves_evaluated);  // each answer backed up one playout
+}
+
+TEST(SelfPlayEngineTest, ChessGamesPushValidSamples) {
+  EngineOptions o = SmallOptions();
+  o.games = 2;
+  o.max_games = 2;
+  o.simulations = 4;
+  o.max_plies = 6;  // cut off: draws
+  o.search.dirichlet_alpha = ChessGame::kDefaults.dirichlet_alpha;
+  Rig<ChessSample> rig = MakeRig<ChessSample>(o, 0, games::Chess::kId);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+
+  const std::vector<ChessSample> samples = rig.sink->Drain();
+  ASSERT_EQ(samples.size(), 12u);
+  EXPECT_EQ(ExpectCompleteGames<ChessGame>(samples), 2u);
+  for (const ChessSample& s : samples) EXPECT_EQ(s.z, 0.0f);
+  EXPECT_EQ(rig.engine->counters().results[2], 2u);
+}
+
+TEST(SelfPlayEngineTest, NeverAnsweringEvaluatorTimesOutThenEverythingIsResubmittedAndPlayGoesOn) {
+  EngineOptions o = SmallOptions();
+  o.eval_timeout = milliseconds(300);
+  Rig rig = MakeRig(o);
+  rig.evaluator->SetMode(FakeEvaluator::Mode::kSilentUntilReset);
+
+  const Clock::time_point start = Clock::now();
+  ASSERT_TRUE(rig.engine->Step().ok());  // waits out the timeout, resubmits, gets answers
+  EXPECT_GE(Clock::now() - start, milliseconds(300));
+  EXPECT_EQ(rig.evaluator->counts().resets, 1u);
+  EXPECT_EQ(rig.evaluator->counts().held, 4u);  // both groups' first requests: never answered
+  EXPECT_EQ(rig.engine->counters().eval_timeouts, 1u);
+
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const FakeEvaluator::Counts e = rig.evaluator->counts();
+  EXPECT_EQ(c.eval_timeouts, 1u);
+  EXPECT_EQ(c.games_finished, 6u);
+  EXPECT_EQ(e.submitted, c.requests_submitted);
+  EXPECT_EQ(e.answered, e.submitted - 4);  // the 4 held ones were sent again, under new ids
+  const std::vector<C4Sample> samples = rig.sink->Drain();
+  EXPECT_EQ(samples.size(), c.moves);
+  EXPECT_EQ(ExpectCompleteGames<C4>(samples), 6u);
+}
+
+TEST(SelfPlayEngineTest, StaleAnswersAfterAResetAreDroppedByTheTransport) {
+  EngineOptions o = SmallOptions();
+  o.eval_timeout = milliseconds(200);
+  Rig rig = MakeRig(o);
+  rig.evaluator->SetMode(FakeEvaluator::Mode::kSilentUntilReset);
+  ASSERT_TRUE(rig.engine->Step().ok());
+  ASSERT_EQ(rig.evaluator->counts().resets, 1u);
+  rig.evaluator->ReleaseHeld();  // the old generation's answers arrive late
+
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  EXPECT_EQ(rig.evaluator->counts().stale_dropped, 4u);
+  EXPECT_EQ(c.protocol_errors, 0u);
+  EXPECT_EQ(c.eval_timeouts, 1u);
+  EXPECT_EQ(ExpectCompleteGames<C4>(rig.sink->Drain()), 6u);
+}
+
+TEST(SelfPlayEngineTest, StaleAnswersThatGetPastTheTransportAreDroppedByTheirIds) {
+  EngineOptions o = SmallOptions();
+  o.eval_timeout = milliseconds(200);
+  Rig rig = MakeRig(o);
+  rig.evaluator->SetMode(FakeEvaluator::Mode::kSilentUntilReset);
+  rig.evaluator->SetLeakStale(true);
+  ASSERT_TRUE(rig.engine->Step().ok());
+  ASSERT_EQ(rig.evaluator->counts().resets, 1u);
+  const EngineCounters before = rig.engine->counters();
+  rig.evaluator->ReleaseHeld();
+
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  EXPECT_EQ(rig.evaluator->counts().stale_leaked, 4u);
+  // The ids of the first generation are never in flight again: each such answer is refused.
+  EXPECT_EQ(c.protocol_errors, 4u);
+  EXPECT_EQ(c.eval_timeouts, 1u);
+  // None of them was backed up: every leaf evaluated had its own, current answer.
+  EXPECT_EQ(c.leaves_evaluated, rig.evaluator->counts().answered - 4);
+  EXPECT_EQ(c.games_finished, 6u);
+  EXPECT_GT(c.moves, before.moves);
+  EXPECT_EQ(ExpectCompleteGames<C4>(rig.sink->Drain()), 6u);
+}
+
+TEST(SelfPlayEngineTest, FailedEvaluationsCancelTheirLeavesWhichAreSearchedAgain) {
+  Rig rig = MakeRig(SmallOptions());
+  rig.evaluator->FailNext(3);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const FakeEvaluator::Counts e = rig.evaluator->counts();
+  EXPECT_EQ(c.eval_errors, 3u);
+  EXPECT_EQ(c.eval_timeouts, 0u);
+  EXPECT_EQ(c.leaves_evaluated, e.answered - 3);  // cancelled, not backed up
+  EXPECT_EQ(c.games_finished, 6u);
+  EXPECT_EQ(ExpectCompleteGames<C4>(rig.sink->Drain()), 6u);
+}
+
+TEST(SelfPlayEngineTest, MalformedAnswersAreDroppedAndTheTimeoutResubmitsThem) {
+  EngineOptions o = SmallOptions();
+  o.eval_timeout = milliseconds(200);
+  Rig rig = MakeRig(o);
+  rig.evaluator->GarbleNext(2);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  EXPECT_EQ(c.protocol_errors, 2u);
+  EXPECT_EQ(c.eval_timeouts, 1u);  // the group waited for them, then sent them again
+  EXPECT_EQ(c.eval_errors, 0u);
+  EXPECT_EQ(c.games_finished, 6u);
+  EXPECT_EQ(ExpectCompleteGames<C4>(rig.sink->Drain()), 6u);
+}
+
+TEST(SelfPlayEngineTest, AFullSinkBlocksTheGameEndUntilItDrainsThenEverySampleArrives) {
+  EngineOptions o = SmallOptions();
+  o.max_games = 4;
+  Rig rig = MakeRig(o, /*sink_capacity=*/3);
+  Background run(*rig.engine);
+
+  // A Connect Four game has at least 7 plies: its end finds the sink full.
+  ASSERT_TRUE(WaitUntil([&] { return rig.engine->counters().ring_waits >= 1; }));
+  const EngineCounters blocked = rig.engine->counters();
+  EXPECT_EQ(blocked.samples_pushed, 3u);
+  EXPECT_EQ(rig.sink->size(), 3u);
+  std::this_thread::sleep_for(milliseconds(300));
+  // Nothing moves while the game's end waits.
+  EXPECT_EQ(rig.engine->counters().moves, blocked.moves);
+  EXPECT_EQ(rig.engine->counters().samples_pushed, 3u);
+  EXPECT_FALSE(run.Wait(milliseconds(0)).has_value());
+
+  // Drain as a replay daemon would: every sample arrives, none is dropped.
+  std::vector<C4Sample> samples;
+  std::optional<Status> done;
+  const Clock::time_point deadline = Clock::now() + seconds(60);
+  while (!(done = run.Wait(milliseconds(5))) && Clock::now() < deadline) {
+    for (const C4Sample& s : rig.sink->Drain()) samples.push_back(s);
+  }
+  ASSERT_TRUE(done.has_value());
+  ASSERT_TRUE(done->ok()) << done->ToString();
+  for (const C4Sample& s : rig.sink->Drain()) samples.push_back(s);
+  const EngineCounters c = rig.engine->counters();
+  EXPECT_EQ(c.samples_dropped, 0u);
+  EXPECT_GE(c.ring_waits, 1u);
+  EXPECT_EQ(samples.size(), c.samples_pushed);
+  EXPECT_EQ(samples.size(), c.moves);
+  EXPECT_EQ(ExpectCompleteGames<C4>(samples), 4u);
+  ExpectGameLengths(samples, *rig.finished);
+}
+
+TEST(SelfPlayEngineTest, StopEndsAStepBlockedOnAFullSinkPromptlyAndCountsTheUnpushedSamples) {
+  EngineOptions o = SmallOptions();
+  o.push_timeout = seconds(60);  // Stop, not the timeout, must end the wait
+  Rig rig = MakeRig(o, /*sink_capacity=*/1);
+  Background run(*rig.engine);
+  ASSERT_TRUE(WaitUntil([&] { return rig.engine->counters().games_finished >= 1; }));
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(run.Wait(milliseconds(0)).has_value());
+
+  const Clock::time_point stop = Clock::now();
+  rig.engine->Stop();
+  const std::optional<Status> done = run.Wait(milliseconds(1000));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_LT(Clock::now() - stop, milliseconds(500));
+  EXPECT_EQ(done->code(), StatusCode::kCancelled) << done->ToString();
+  const EngineCounters c = rig.engine->counters();
+  ASSERT_EQ(c.games_finished, 1u);
+  ASSERT_EQ(rig.finished->size(), 1u);
+  EXPECT_EQ(c.samples_pushed, 1u);
+  EXPECT_EQ(c.samples_dropped, static_cast<std::uint64_t>(rig.finished->front() - 1));
+  // A stopped engine stays stopped.
+  EXPECT_EQ(rig.engine->Step().code(), StatusCode::kCancelled);
+}
+
+TEST(SelfPlayEngineTest, StopEndsAStepWaitingForAnswersPromptly) {
+  EngineOptions o = SmallOptions();
+  o.eval_timeout = seconds(60);
+  Rig rig = MakeRig(o);
+  rig.evaluator->SetMode(FakeEvaluator::Mode::kSilent);
+  Background run(*rig.engine);
+  ASSERT_TRUE(WaitUntil([&] { return rig.evaluator->counts().held == 4; }));
+  std::this_thread::sleep_for(milliseconds(50));
+
+  const Clock::time_point stop = Clock::now();
+  rig.engine->Stop();
+  const std::optional<Status> done = run.Wait(milliseconds(1000));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_LT(Clock::now() - stop, milliseconds(500));
+  EXPECT_EQ(done->code(), StatusCode::kCancelled) << done->ToString();
+  EXPECT_EQ(rig.engine->counters().eval_timeouts, 0u);
+  EXPECT_EQ(rig.evaluator->counts().resets, 0u);
+}
+
+TEST(SelfPlayEngineTest, PauseFinishesTheGroupsInFlightAndSubmitsNothingNew) {
+  EngineOptions o = SmallOptions();
+  o.max_games = 0;  // play on until the test ends
+  Rig rig = MakeRig(o);
+  rig.evaluator->SetDelay(milliseconds(20));
+  ASSERT_TRUE(rig.engine->Step().ok());  // both groups submitted, one answered and resubmitted
+  ASSERT_EQ(rig.evaluator->counts().submitted, 6u);
+  const std::uint64_t rounds = rig.engine->counters().rounds;
+
+  rig.engine->SetPaused(true);
+  // Each of the two groups in flight is waited for and backed up, and not submitted again.
+  ASSERT_TRUE(rig.engine->Step().ok());
+  ASSERT_TRUE(rig.engine->Step().ok());
+  EXPECT_EQ(rig.engine->counters().rounds, rounds + 2);
+  const FakeEvaluator::Counts drained = rig.evaluator->counts();
+  EXPECT_EQ(drained.submitted, 6u);
+  EXPECT_EQ(drained.answered, 6u);
+  EXPECT_EQ(drained.in_flight, 0u);
+  const EngineCounters paused = rig.engine->counters();
+  for (int i = 0; i < 5; ++i) {
+    const Clock::time_point start = Clock::now();
+    ASSERT_TRUE(rig.engine->Step().ok());
+    EXPECT_LT(Clock::now() - start, milliseconds(500));  // returns at once, waits for nothing
+  }
+  EXPECT_EQ(rig.evaluator->counts().submitted, 6u);
+  EXPECT_EQ(rig.engine->counters().moves, paused.moves);  // the games keep their state
+  EXPECT_EQ(rig.engine->counters().rounds, paused.rounds);
+  EXPECT_EQ(rig.engine->counters().games_in_progress, 4u);
+
+  rig.engine->SetPaused(false);
+  ASSERT_TRUE(rig.engine->Step().ok());
+  EXPECT_EQ(rig.evaluator->counts().submitted, 12u);  // both groups again, one of them twice
+  EXPECT_EQ(rig.engine->counters().rounds, paused.rounds + 1);
+}
+
+TEST(SelfPlayEngineTest, RefusesTransportsThatDoNotFit) {
+  // A sink of another game's records.
+  auto sink = std::make_unique<FakeSampleSink<ChessSample>>();
+  Result<std::unique_ptr<SelfPlayEngine>> engine = CreateSelfPlayEngine(
+      games::ConnectFour::kId, SmallOptions(), std::make_unique<FakeEvaluator>(), std::move(sink));
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(engine.status().message(), HasSubstr("80-byte samples"));
+
+  // An evaluator that holds fewer answers than the engine keeps in flight (4 games x 1 leaf).
+  engine = CreateSelfPlayEngine(games::ConnectFour::kId, SmallOptions(),
+                                std::make_unique<FakeEvaluator>(kModelVersion, 2),
+                                std::make_unique<FakeSampleSink<C4Sample>>());
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(engine.status().message(), HasSubstr("--response-capacity"));
+
+  // None at all, and options out of range.
+  engine = CreateSelfPlayEngine(games::ConnectFour::kId, SmallOptions(), nullptr,
+                                std::make_unique<FakeSampleSink<C4Sample>>());
+  EXPECT_EQ(engine.status().code(), StatusCode::kInvalidArgument);
+  EngineOptions bad = SmallOptions();
+  bad.groups = 5;
+  engine = CreateSelfPlayEngine(games::ConnectFour::kId, bad, std::make_unique<FakeEvaluator>(),
+                                std::make_unique<FakeSampleSink<C4Sample>>());
+  EXPECT_EQ(engine.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(engine.status().message(), HasSubstr("groups"));
+}
+
+}  // namespace
+}  // namespace az::selfplay
