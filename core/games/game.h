@@ -203,7 +203,9 @@ concept GameDefinition = Game<G> && std::is_trivially_copyable_v<typename G::Sam
 };
 
 // A game with an exact solver (tests and the learning benchmark use it): Solve gives the value of
-// a position for its side to move, +1 win, 0 draw, -1 loss, with perfect play.
+// a position for its side to move, +1 win, 0 draw, -1 loss, with perfect play. A game small
+// enough that every reachable position can be listed (a few thousand) also says
+// `static constexpr bool kEnumerable = true;`: the solver benchmark then scores all of them.
 template <typename G>
 concept Solvable = GameDefinition<G> && requires(const typename G::State& state) {
   { G::Solve(state) } -> std::same_as<int>;

@@ -167,6 +167,7 @@ struct TicTacToe {
 
   // The exact value for the side to move: +1, 0, -1.
   static int Solve(const State& state);
+  static constexpr bool kEnumerable = true;  // 4,520 positions where the game goes on
 };
 
 static_assert(GameDefinition<TicTacToe>);
