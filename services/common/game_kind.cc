@@ -19,4 +19,10 @@ std::string_view GameKindName(GameKind kind) {
 
 std::string GameKindChoices() { return games::GameNames("|"); }
 
+std::vector<std::string> GameKindNames() {
+  std::vector<std::string> names;
+  for (const games::GameInfo& game : games::AllGames()) names.emplace_back(game.name);
+  return names;
+}
+
 }  // namespace az::service

@@ -3,7 +3,9 @@
 // The game a service runs, as flags, configs and wire records carry it: the id of a game registered
 // in core/games/registry.h (games::Chess::kId, games::ConnectFour::kId, ...).
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/status.h"
 #include "core/games/registry.h"
@@ -19,6 +21,8 @@ Result<GameKind> ParseGameKind(std::string_view name);
 std::string_view GameKindName(GameKind kind);
 // "chess|connect4|tictactoe": for flag help.
 std::string GameKindChoices();
+// {"chess", "connect4", "tictactoe"}: for a flag's check (CLI::IsMember).
+std::vector<std::string> GameKindNames();
 
 template <typename G>
 struct GameKindOf {

@@ -15,8 +15,8 @@
 namespace az::service {
 
 struct ServiceOptions {
-  std::string run_dir;  // required (or $AZ_RUN_DIR): control socket, discovery record
-  std::string service;  // the service's name in the run directory
+  std::string run_dir;   // required (or $AZ_RUN_DIR): control socket, discovery record
+  std::string service;   // the service's name in the run directory
   int metrics_port = 0;  // 0: any free port; -1: no metrics
   std::string metrics_bind = "0.0.0.0";
   std::string log_level = "info";  // debug, info, warning or error

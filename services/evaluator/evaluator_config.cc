@@ -20,7 +20,7 @@ void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& c) {
       "shared-memory scope of the eval channel, shm:PREFIX or dir:PATH (default: derived "
       "from the run directory)");
   app.add_option("--game", c.game, "the game: " + service::GameKindChoices())
-      ->check(CLI::IsMember({"chess", "connect4"}))
+      ->check(CLI::IsMember(service::GameKindNames()))
       ->capture_default_str();
 
   app.add_option("--model", c.model,

@@ -45,7 +45,7 @@
 #include "services/learner/loop/learner_loop.h"
 #include "services/learner/model_publisher.h"
 #include "services/learner/replay_batch_source.h"
-#include "services/learner/training_batch.h"
+#include "services/learner/loop/training_batch.h"
 
 namespace az::learner {
 

@@ -23,7 +23,7 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
   app.add_option("--replay-endpoint", c.replay_endpoint,
                  "the replay daemon's control endpoint (default: from its discovery record)");
   app.add_option("--game", c.game, "the game: " + service::GameKindChoices())
-      ->check(CLI::IsMember({"chess", "connect4"}))
+      ->check(CLI::IsMember(service::GameKindNames()))
       ->capture_default_str();
 
   app.add_option("--net", c.net,
@@ -59,6 +59,10 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
       ->capture_default_str();
   app.add_option("--decoupled-weight-decay", c.decoupled_weight_decay,
                  "AdamW's decoupled decay instead of L2 added to the gradient")
+      ->capture_default_str();
+  app.add_option("--symmetry-augment", c.symmetry_augment,
+                 "train on a random board symmetry of each sample (Connect Four: the mirror; "
+                 "tic-tac-toe: the square's 8; chess: none)")
       ->capture_default_str();
   app.add_option("--value-loss-weight", c.value_loss_weight, "L = L_policy + w * L_value")
       ->check(CLI::Range(0.0, 1e3))
@@ -178,6 +182,7 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"warmup_steps", c.warmup_steps},
           {"weight_decay", c.weight_decay},
           {"decoupled_weight_decay", c.decoupled_weight_decay},
+          {"symmetry_augment", c.symmetry_augment},
           {"value_loss_weight", c.value_loss_weight},
           {"max_grad_norm", c.max_grad_norm},
           {"max_steps", c.max_steps},

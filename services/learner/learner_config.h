@@ -46,6 +46,7 @@ struct LearnerConfig : service::ServiceOptions {
   std::int64_t warmup_steps = 0;
   double weight_decay = 1e-4;
   bool decoupled_weight_decay = false;
+  bool symmetry_augment = false;  // --symmetry-augment: train on a random symmetry of each sample
   double value_loss_weight = 1.0;
   double max_grad_norm = 0;     // 0: no clipping
   std::uint64_t max_steps = 0;  // stop (checkpoint, exit 0) at this optimizer step; 0: never

@@ -170,10 +170,10 @@ void ReplayApp::HandleSample(ipc::Request& request, ipc::Responder& responder) {
 ipc::Reply ReplayApp::SampleReply(SampledBatch batch) {
   const SampleArgs& args = batch.args;
   ipc::Reply reply;
-  reply.body = {{"batch", args.batch},           {"beta", args.beta},
-                {"record_bytes", batch.record_bytes}, {"records", args.with_records},
-                {"size", batch.size},            {"prefetched", batch.prefetched},
-                {"waited_ms", batch.waited_ms}};
+  reply.body = {
+      {"batch", args.batch},          {"beta", args.beta},  {"record_bytes", batch.record_bytes},
+      {"records", args.with_records}, {"size", batch.size}, {"prefetched", batch.prefetched},
+      {"waited_ms", batch.waited_ms}};
   const std::int64_t current = model_version_.load(std::memory_order_relaxed);
   if (current >= 0) reply.body["model_version"] = current;
   if (current >= 0 && metrics_ && args.with_records) {

@@ -150,8 +150,8 @@ Result<std::unique_ptr<ReplayApp>> ReplayApp::Create(const ReplayConfig& config)
     ingest.max_batch = config.ingest_batch;
     ingest.crash_after = config.crash_after_ingest;
     AZ_ASSIGN_OR_RETURN(IngestSource source, app->OpenRing());
-    AZ_ASSIGN_OR_RETURN(app->ingestor_, Ingestor::Create(ingest, std::move(source), *app->store_,
-                                                         *app->limiter_));
+    AZ_ASSIGN_OR_RETURN(app->ingestor_,
+                        Ingestor::Create(ingest, std::move(source), *app->store_, *app->limiter_));
   }
 
   // Last, so that a client that reaches the daemon finds it ready.
@@ -257,14 +257,15 @@ void ReplayApp::LogProgress() {
   const double seconds = std::max(1e-9, std::chrono::duration<double>(now - progress_.at).count());
   const replay::ReplayStats s = store_->Stats();
   const SamplerStats sampled = sampler_->Stats();
-  const std::uint64_t inserted =
-      inserted_control_.load(std::memory_order_relaxed) + (ingestor_ ? ingestor_->Stats().ingested : 0);
+  const std::uint64_t inserted = inserted_control_.load(std::memory_order_relaxed) +
+                                 (ingestor_ ? ingestor_->Stats().ingested : 0);
   const std::uint64_t updates = s.updates_applied + s.updates_stale;
   auto rate = [&](std::uint64_t value, std::uint64_t before) {
     return static_cast<double>(value - std::min(value, before)) / seconds;
   };
-  AZ_LOG(kInfo) << s.size << " of " << s.capacity << " records; " << rate(inserted, progress_.inserted)
-                << " inserted/s, " << rate(sampled.draws, progress_.sampled) << " sampled/s, "
+  AZ_LOG(kInfo) << s.size << " of " << s.capacity << " records; "
+                << rate(inserted, progress_.inserted) << " inserted/s, "
+                << rate(sampled.draws, progress_.sampled) << " sampled/s, "
                 << rate(updates, progress_.updates) << " priority updates/s, " << sampled.waiting
                 << " requests waiting for the rate limiter";
   progress_ = {now, inserted, sampled.draws, updates};

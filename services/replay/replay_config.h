@@ -26,7 +26,7 @@ struct ReplayConfig : service::ServiceOptions {
   std::string store;         // the store file; default <run-dir>/replay.store
   std::string snapshot_dir;  // default <run-dir>/snapshots
   std::string endpoint;      // control endpoint; default ipc://<run-dir>/replay.ctl
-  std::string shm_scope;  // sample ring scope ("shm:<prefix>" / "dir:<path>"); default derived
+  std::string shm_scope;     // sample ring scope ("shm:<prefix>" / "dir:<path>"); default derived
   std::string ring_name = "samples";
 
   // The buffer (fixed when the store file is created; checked against an existing one).

@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-ply", options.max_ply, "most plies of those positions")
       ->capture_default_str();
   app.add_option("--seed", options.seed, "seeds the random play")->capture_default_str();
+  app.add_flag("--as-player", options.as_player,
+               "the positions the model faces playing either side against every reply "
+               "(tic-tac-toe): perfect play is 100%");
   app.add_flag("--json", json, "one JSON object instead of text");
   try {
     app.parse(argc, argv);

@@ -168,6 +168,42 @@ Result<std::vector<int>> Choices(const ScoreOptions& options,
   return choices;
 }
 
+// The positions the model faces as a player (ScoreOptions::as_player), solved, for both sides.
+template <games::Solvable G>
+Result<std::vector<Position<G>>> PlayerPositions(const ScoreOptions& options,
+                                                 nn::NetworkEvaluator<G>* network) {
+  std::vector<Position<G>> out;
+  std::set<std::vector<std::uint8_t>> seen;
+  for (int model_side = 0; model_side < 2; ++model_side) {
+    std::vector<typename G::State> frontier = {G::NewGame(0)};
+    while (!frontier.empty()) {
+      const typename G::State state = frontier.back();
+      frontier.pop_back();
+      typename G::Move moves[G::kMaxMoves];
+      const int count = G::LegalMoves(state, moves);
+      if (!Ongoing(G::Outcome(state, count))) continue;
+      if (G::Ply(state) % 2 != model_side) {  // the opponent: every reply
+        for (int i = 0; i < count; ++i) {
+          typename G::State child = state;
+          G::Apply(child, moves[i]);
+          frontier.push_back(child);
+        }
+        continue;
+      }
+      const typename G::Record record = G::ToRecord(state);
+      const auto* bytes = reinterpret_cast<const std::uint8_t*>(&record);
+      if (!seen.insert(std::vector<std::uint8_t>(bytes, bytes + sizeof record)).second) continue;
+      std::vector<Position<G>> one = {Solved<G>(state)};
+      AZ_ASSIGN_OR_RETURN(std::vector<int> choice, Choices<G>(options, network, one));
+      typename G::State child = state;
+      G::Apply(child, one[0].moves[static_cast<std::size_t>(choice[0])]);
+      frontier.push_back(child);
+      out.push_back(std::move(one[0]));
+    }
+  }
+  return out;
+}
+
 template <games::Solvable G>
 Result<ScoreReport> Score(const ScoreOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -178,11 +214,21 @@ Result<ScoreReport> Score(const ScoreOptions& options) {
     runtime.intra_op_threads = options.threads;
     AZ_ASSIGN_OR_RETURN(network, nn::NetworkEvaluator<G>::Load(options.model, runtime));
   }
-  const std::vector<Position<G>> positions = PositionSet<G>(options);
+  std::vector<Position<G>> positions;
+  if (options.as_player) {
+    if constexpr (requires { requires G::kEnumerable; }) {
+      AZ_ASSIGN_OR_RETURN(positions, PlayerPositions<G>(options, network.get()));
+    } else {
+      return InvalidArgument("--as-player needs a game small enough to enumerate");
+    }
+  } else {
+    positions = PositionSet<G>(options);
+  }
   AZ_ASSIGN_OR_RETURN(std::vector<int> choices, Choices<G>(options, network.get(), positions));
 
   ScoreReport report;
   report.game = std::string(G::kName);
+  report.as_player = options.as_player;
   int max_ply = 0;
   for (const auto& p : positions) max_ply = std::max(max_ply, G::Ply(p.state));
   // Three bands of plies, as even as the range allows.
@@ -226,9 +272,10 @@ Result<ScoreReport> ScoreModel(const ScoreOptions& options) {
 
 std::string FormatReport(const ScoreReport& report) {
   char line[256];
-  std::snprintf(line, sizeof line, "score %s positions %d kept %d (%.1f%%) trivial %d in %.1f s\n",
-                report.game.c_str(), report.positions, report.kept, 100 * report.share(),
-                report.trivial, report.seconds);
+  std::snprintf(line, sizeof line,
+                "score %s%s positions %d kept %d (%.1f%%) trivial %d in %.1f s\n",
+                report.game.c_str(), report.as_player ? " as-player" : "", report.positions,
+                report.kept, 100 * report.share(), report.trivial, report.seconds);
   std::string text = line;
   for (const BandScore& band : report.bands) {
     if (band.positions == 0) continue;
@@ -249,6 +296,7 @@ std::string ReportJson(const ScoreReport& report) {
                      {"kept", band.kept}});
   }
   return nlohmann::json{{"game", report.game},
+                        {"as_player", report.as_player},
                         {"positions", report.positions},
                         {"kept", report.kept},
                         {"share", report.share()},

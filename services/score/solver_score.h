@@ -25,6 +25,10 @@ struct ScoreOptions {
   int min_ply = 8;
   int max_ply = 30;
   std::uint64_t seed = 1;
+  // Score the model as a player instead (enumerable games): the positions it faces when it plays
+  // one side from the start, its own move in its positions and every reply of the opponent's, for
+  // either side. Perfect play is a share of 1 here: no opponent can make it lose a won or drawn game.
+  bool as_player = false;
 };
 
 // The positions of one band of plies.
@@ -37,6 +41,7 @@ struct BandScore {
 
 struct ScoreReport {
   std::string game;
+  bool as_player = false;
   int positions = 0;
   int kept = 0;
   // Positions where every legal move keeps the value (any player scores them): what a share

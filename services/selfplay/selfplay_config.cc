@@ -39,7 +39,7 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "shared-memory scope of the eval channel and the sample ring, shm:PREFIX or "
                  "dir:PATH (default: derived from the run directory)");
   app.add_option("--game", c.game, "the game: " + service::GameKindChoices())
-      ->check(CLI::IsMember({"chess", "connect4"}))
+      ->check(CLI::IsMember(service::GameKindNames()))
       ->capture_default_str();
   app.add_option("--worker-id", c.worker_id,
                  "this worker's id on the eval channel (unique per worker of a run)")

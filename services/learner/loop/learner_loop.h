@@ -35,7 +35,7 @@
 #include "core/nn/trainer.h"
 #include "core/replay/beta_schedule.h"
 #include "services/learner/loop/batch_source.h"
-#include "services/learner/training_batch.h"
+#include "services/learner/loop/training_batch.h"
 
 namespace az::learner {
 

@@ -26,8 +26,7 @@ Result<IngestSource> IngestSource::Of(shm::Ring ring, const shm::Scope& scope,
 }
 
 Result<std::unique_ptr<Ingestor>> Ingestor::Create(const IngestOptions& options,
-                                                   IngestSource source,
-                                                   replay::ReplayStore& store,
+                                                   IngestSource source, replay::ReplayStore& store,
                                                    RateLimiter& limiter) {
   if (source.ring.record_bytes() != store.record_size()) {
     return InvalidArgument(
@@ -84,9 +83,9 @@ void Ingestor::Loop() {
     }
     Result<std::size_t> taken =
         source_.ring.Consume(options_.max_batch, kPoll,
-                      [this](std::span<const std::byte> record, std::uint64_t position) {
-                        Take(record, position);
-                      });
+                             [this](std::span<const std::byte> record, std::uint64_t position) {
+                               Take(record, position);
+                             });
     if (!taken.ok() && taken.status().code() != StatusCode::kDeadlineExceeded) {
       const auto now = std::chrono::steady_clock::now();
       if (now - last_error_log > std::chrono::seconds(10)) {

@@ -43,10 +43,10 @@ using RecordCheck = std::function<Status(std::span<const std::byte> record)>;
 using ModelVersionReader = std::function<std::optional<std::uint32_t>(std::span<const std::byte>)>;
 
 struct IngestOptions {
-  std::string journal_path;    // the ingest journal file (created if missing)
-  RecordCheck check;           // empty: every record is stored
+  std::string journal_path;          // the ingest journal file (created if missing)
+  RecordCheck check;                 // empty: every record is stored
   ModelVersionReader model_version;  // empty: no model versions
-  std::size_t max_batch = 64;  // records taken per ring call
+  std::size_t max_batch = 64;        // records taken per ring call
   // Test hook: SIGKILL this process after committing this many records, before releasing the
   // last one in the ring (the window the journal covers). 0: never.
   std::uint64_t crash_after = 0;
@@ -79,9 +79,8 @@ class Ingestor {
   // Opens (or creates) the journal and reclaims what a dead predecessor held in the ring; nothing
   // is taken before Start(). InvalidArgument when the ring's records are not the store's size;
   // errors of IngestJournal::Open. `store` and `limiter` must outlive the ingestor.
-  static Result<std::unique_ptr<Ingestor>> Create(const IngestOptions& options,
-                                                  IngestSource source, replay::ReplayStore& store,
-                                                  RateLimiter& limiter);
+  static Result<std::unique_ptr<Ingestor>> Create(const IngestOptions& options, IngestSource source,
+                                                  replay::ReplayStore& store, RateLimiter& limiter);
   Ingestor(const Ingestor&) = delete;
   Ingestor& operator=(const Ingestor&) = delete;
   ~Ingestor();  // Stop()

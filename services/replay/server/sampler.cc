@@ -176,8 +176,8 @@ Result<SampledBatch> Sampler::Draw(const SampleArgs& args, replay::Rng& rng) {
   batch.draws = ByteBlock::Allocate(args.batch * sizeof(replay::SampledSlot));
   batch.records = ByteBlock::Allocate(args.with_records ? args.batch * store_.record_size() : 0);
   // operator new[] aligns to at least alignof(std::max_align_t), enough for SampledSlot.
-  std::span<replay::SampledSlot> draws(reinterpret_cast<replay::SampledSlot*>(batch.draws.data.get()),
-                                       args.batch);
+  std::span<replay::SampledSlot> draws(
+      reinterpret_cast<replay::SampledSlot*>(batch.draws.data.get()), args.batch);
   AZ_RETURN_IF_ERROR(store_.Sample(args.beta, rng, draws, batch.records.span()));
   batch.drawn_at = Clock::now();
   batch.size = store_.Stats().size;

@@ -25,7 +25,7 @@
 #include "core/nn/trainer.h"
 #include "ipc/client.h"
 #include "ipc/endpoint.h"
-#include "services/learner/training_batch.h"
+#include "services/learner/loop/training_batch.h"
 #include "services/replay/random_samples.h"
 #include "services/replay/replay_client.h"
 #include "shm/scope.h"

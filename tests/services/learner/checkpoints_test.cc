@@ -13,7 +13,7 @@
 #include "ipc/endpoint.h"
 #include "ipc/event_subscriber.h"
 #include "services/learner/model_publisher.h"
-#include "services/learner/training_batch.h"
+#include "services/learner/loop/training_batch.h"
 #include "tests/ipc/test_util.h"
 #include "tests/services/learner/connect_four_samples.h"
 

@@ -1,6 +1,6 @@
 // BatchDecoder: replay records in, training samples out; malformed records dropped with a reason.
 
-#include "services/learner/training_batch.h"
+#include "services/learner/loop/training_batch.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

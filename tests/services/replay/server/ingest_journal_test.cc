@@ -14,12 +14,12 @@
 namespace az::replayd {
 namespace {
 
+using ::testing::ElementsAre;
 using testing::IdRecord;
 using testing::InsertIds;
 using testing::OpenStore;
 using testing::StoredIds;
 using testing::TempDir;
-using ::testing::ElementsAre;
 
 constexpr std::uint64_t kRing = 0x5eedf00d;
 

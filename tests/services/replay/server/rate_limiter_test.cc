@@ -2,8 +2,6 @@
 
 #include "services/replay/server/rate_limiter.h"
 
-#include "tests/services/replay/server/server_test_util.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +9,8 @@
 #include <chrono>
 #include <thread>
 #include <vector>
+
+#include "tests/services/replay/server/server_test_util.h"
 
 namespace az::replayd {
 namespace {
@@ -137,7 +137,8 @@ TEST(RateLimiterTest, ConcurrentSamplersNeverDrawMoreThanTheRatioAllows) {
   }
   // The samplers take every draw the inserts paid for, then stay held back at the balance point
   // minus the buffer.
-  EXPECT_TRUE(testing::WaitFor([&] { return limiter.State().diff == -2; }, std::chrono::seconds(20)))
+  EXPECT_TRUE(
+      testing::WaitFor([&] { return limiter.State().diff == -2; }, std::chrono::seconds(20)))
       << limiter.State().ToJson().dump();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const RateLimiterState state = limiter.State();

@@ -72,7 +72,8 @@ class Answers {
 void ExpectWellFormed(const SampledBatch& batch, const replay::ReplayStore& store) {
   ASSERT_EQ(batch.draws.size, batch.args.batch * sizeof(replay::SampledSlot));
   ASSERT_EQ(batch.record_bytes, store.record_size());
-  ASSERT_EQ(batch.records.size, batch.args.with_records ? batch.args.batch * store.record_size() : 0);
+  ASSERT_EQ(batch.records.size,
+            batch.args.with_records ? batch.args.batch * store.record_size() : 0);
   const std::vector<replay::SampledSlot> draws = batch.Draws();
   double largest = 0;
   std::vector<std::byte> stored(store.record_size());
@@ -276,7 +277,8 @@ TEST_F(SamplerTest, StopAnswersWaitingRequestsCancelledAndLaterOnesAtOnce) {
   Sampler sampler(*store_, limiter, {});
   sampler.Start();
   Answers answers;
-  for (int i = 0; i < 3; ++i) sampler.Submit({.batch = 1, .beta = 0.5, .timeout = 60s}, answers.Expect());
+  for (int i = 0; i < 3; ++i)
+    sampler.Submit({.batch = 1, .beta = 0.5, .timeout = 60s}, answers.Expect());
   ASSERT_TRUE(WaitFor([&] { return sampler.Stats().waiting == 3; }));
   sampler.Stop();
   for (int i = 0; i < 3; ++i) {

@@ -51,11 +51,11 @@ class SnapshotterTest : public ::testing::Test {
 
 TEST_F(SnapshotterTest, WritesPeriodicSnapshotsAndKeepsTheNewestN) {
   std::atomic<int> done{0};
-  auto snapshotter = Make({.interval_seconds = 0.05, .keep = 2},
-                          [&](const Result<SnapshotResult>& result) {
-                            EXPECT_TRUE(result.ok()) << result.status().ToString();
-                            ++done;
-                          });
+  auto snapshotter =
+      Make({.interval_seconds = 0.05, .keep = 2}, [&](const Result<SnapshotResult>& result) {
+        EXPECT_TRUE(result.ok()) << result.status().ToString();
+        ++done;
+      });
   snapshotter->Start();
   // Inserts go on while snapshots are written; each snapshot has the store's next generation in
   // its name, so names differ.
@@ -133,7 +133,8 @@ TEST_F(SnapshotterTest, RequestsQueuedWhenItStopsAreAnsweredCancelled) {
 
 TEST_F(SnapshotterTest, LeftoversOfAKilledWriteAreRemovedAtStartAndBadSettingsRefused) {
   std::filesystem::create_directories(SnapshotDir());
-  const std::string leftover = SnapshotDir() + "/replay-20240101T000000Z-g0000000000000001.azsnap.tmp.123";
+  const std::string leftover =
+      SnapshotDir() + "/replay-20240101T000000Z-g0000000000000001.azsnap.tmp.123";
   { std::ofstream(leftover) << "half a snapshot"; }
   auto snapshotter = Make({.interval_seconds = 0, .keep = 3});
   EXPECT_FALSE(std::filesystem::exists(leftover));

@@ -39,9 +39,17 @@ struct DecodedBatch {
   std::vector<DroppedRecord> dropped;        // the records that did not pass
 };
 
+struct DecoderOptions {
+  // Map each sample by one of the game's board symmetries, drawn at random (games::GameDefinition
+  // kSymmetries; chess has none): as many times the data for the network, at no search cost.
+  bool augment_symmetries = false;
+  std::uint64_t seed = 1;  // of the symmetry draws
+};
+
 class BatchDecoder {
  public:
-  static std::unique_ptr<BatchDecoder> Create(service::GameKind game);
+  static std::unique_ptr<BatchDecoder> Create(service::GameKind game,
+                                              const DecoderOptions& options = {});
   virtual ~BatchDecoder() = default;
 
   // Bytes of one record of this game's sample.

@@ -1,7 +1,8 @@
-#include "services/learner/training_batch.h"
+#include "services/learner/loop/training_batch.h"
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <type_traits>
 
 #include "core/games/registry.h"
@@ -13,6 +14,9 @@ namespace {
 template <games::GameDefinition G>
 class TypedDecoder final : public BatchDecoder {
  public:
+  explicit TypedDecoder(const DecoderOptions& options)
+      : augment_(options.augment_symmetries && G::kSymmetries > 1), rng_(options.seed) {}
+
   using Sample = typename G::Sample;
 
   std::size_t record_bytes() const override { return sizeof(Sample); }
@@ -57,6 +61,8 @@ class TypedDecoder final : public BatchDecoder {
                                 " is not a positive finite number")});
         continue;
       }
+      // Validated first, then mapped: a symmetry of a valid sample is valid (tests/games).
+      if (augment_) s = G::TransformSample(s, static_cast<int>(rng_() % G::kSymmetries));
       const std::size_t first = entries_.size();
       targets_.clear();
       G::AppendPolicy(s, targets_);
@@ -82,6 +88,8 @@ class TypedDecoder final : public BatchDecoder {
 
  private:
   static constexpr std::size_t kMaxEntries = G::kMaxMoves;
+  bool augment_;
+  std::mt19937_64 rng_;
   std::vector<Sample> kept_;
   std::vector<nn::PolicyEntry> entries_;
   std::vector<games::PolicyTarget> targets_;
@@ -89,9 +97,10 @@ class TypedDecoder final : public BatchDecoder {
 
 }  // namespace
 
-std::unique_ptr<BatchDecoder> BatchDecoder::Create(service::GameKind game) {
-  return games::VisitGame(game, []<games::GameDefinition G>() -> std::unique_ptr<BatchDecoder> {
-    return std::make_unique<TypedDecoder<G>>();
+std::unique_ptr<BatchDecoder> BatchDecoder::Create(service::GameKind game,
+                                                   const DecoderOptions& options) {
+  return games::VisitGame(game, [&]<games::GameDefinition G>() -> std::unique_ptr<BatchDecoder> {
+    return std::make_unique<TypedDecoder<G>>(options);
   });
 }
 
