@@ -40,10 +40,15 @@ function(az_executable)
   az_apply_standard_options(${ARG_NAME})
 endfunction()
 
-# az_test(NAME <target> SOURCES ... [DEPS ...] [LABEL unit|integration] [TIMEOUT seconds])
+# az_test(NAME <target> SOURCES ... [DEPS ...] [LABEL unit|integration] [TIMEOUT seconds] [SERIAL])
 # Each GoogleTest case becomes its own ctest test, labelled so `ctest -L unit` runs the fast ones.
+# SERIAL: ctest runs it alone (a test that measures learning in minutes needs the machine's cores).
 function(az_test)
-  cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "NAME;LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  set(serial FALSE)
+  if(ARG_SERIAL)
+    set(serial TRUE)
+  endif()
   if(NOT ARG_LABEL)
     set(ARG_LABEL unit)
   endif()
@@ -56,7 +61,7 @@ function(az_test)
                                                  AZ_BINARY_DIR="${CMAKE_BINARY_DIR}")
   az_apply_standard_options(${ARG_NAME})
   gtest_discover_tests(${ARG_NAME} DISCOVERY_MODE PRE_TEST
-                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial})
 endfunction()
 
 # az_benchmark(NAME <target> SOURCES ... [DEPS ...]): Google Benchmark programs, never run by ctest.

@@ -243,4 +243,34 @@ typename G::Sample TransformDenseSample(const typename G::Sample& s, int symmetr
   return out;
 }
 
+// The sample members of a GameDefinition whose Sample is a DenseSample, written once: a game
+// inherits them (struct MyGame : DenseSampleGame<MyGame, MySample> { ... }) and adds the board
+// queries listed at the top of this file. Templates where G's own types appear, so that the base
+// can be instantiated while G is still being defined.
+template <typename G, typename SampleT>
+struct DenseSampleGame {
+  using Sample = SampleT;
+
+  template <typename State, typename Summary>
+  static Result<Sample> MakeSample(const State& state, const Summary& search,
+                                   Provenance provenance) {
+    return MakeDenseSample<G>(state, search, provenance);
+  }
+  template <typename State>
+  static void SetOutcome(std::span<Sample> samples, const State& final_state, int final_value) {
+    SetDenseOutcome(samples, final_value, static_cast<std::uint32_t>(G::Ply(final_state)));
+  }
+  static Status ValidateSample(const Sample& s) { return ValidateDenseSample<G>(s); }
+  static std::uint32_t SampleModelVersion(const Sample& s) { return s.model_version; }
+  static float SampleZ(const Sample& s) { return s.z; }
+  static std::array<float, 3> SampleRootWdl(const Sample& s) { return s.root_wdl; }
+  static const auto& SampleRecord(const Sample& s) { return s.position; }
+  static void AppendPolicy(const Sample& s, std::vector<PolicyTarget>& out) {
+    AppendDensePolicy(s, out);
+  }
+  static Sample TransformSample(const Sample& s, int symmetry) {
+    return TransformDenseSample<G>(s, symmetry);
+  }
+};
+
 }  // namespace az::games

@@ -48,6 +48,7 @@
 //     static Status ValidateSample(const Sample&);  // everything, legality included
 //     static std::uint32_t SampleModelVersion(const Sample&);
 //     static float SampleZ(const Sample&);          // outcome, side to move's view
+//     static std::array<float, 3> SampleRootWdl(const Sample&);  // the search root's W, D, L
 //     static const Record& SampleRecord(const Sample&);
 //     static void AppendPolicy(const Sample&, std::vector<PolicyTarget>& out);  // weight > 0 only
 //
@@ -193,6 +194,7 @@ concept GameDefinition = Game<G> && std::is_trivially_copyable_v<typename G::Sam
   { G::ValidateSample(sample) } -> std::same_as<Status>;
   { G::SampleModelVersion(sample) } -> std::same_as<std::uint32_t>;
   { G::SampleZ(sample) } -> std::same_as<float>;
+  { G::SampleRootWdl(sample) } -> std::same_as<std::array<float, 3>>;
   { G::SampleRecord(sample) } -> std::same_as<const typename G::Record&>;
   { G::AppendPolicy(sample, targets) } -> std::same_as<void>;
   { G::TransformSample(sample, 0) } -> std::same_as<typename G::Sample>;

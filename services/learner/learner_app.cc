@@ -44,7 +44,9 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   service::LogEffectiveConfig(ConfigToJson(c));
 
   app->decoder_ = BatchDecoder::Create(
-      c.game_kind, {.augment_symmetries = c.symmetry_augment, .seed = c.seed + 17});
+      c.game_kind, {.augment_symmetries = c.symmetry_augment,
+                    .seed = c.seed + 17,
+                    .root_value_mix = static_cast<float>(c.root_value_mix)});
   AZ_CHECK(app->decoder_->Fits(c.net_config), "FinalizeConfig picks the game's network");
   AZ_ASSIGN_OR_RETURN(replay::BetaSchedule beta, replay::BetaSchedule::Create(c.beta));
   app->beta_ = beta;

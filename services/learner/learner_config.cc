@@ -64,6 +64,10 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
                  "train on a random board symmetry of each sample (Connect Four: the mirror; "
                  "tic-tac-toe: the square's 8; chess: none)")
       ->capture_default_str();
+  app.add_option("--root-value-mix", c.root_value_mix,
+                 "value target: (1 - m) * game outcome + m * the search root's WDL")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--value-loss-weight", c.value_loss_weight, "L = L_policy + w * L_value")
       ->check(CLI::Range(0.0, 1e3))
       ->capture_default_str();
@@ -183,6 +187,7 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"weight_decay", c.weight_decay},
           {"decoupled_weight_decay", c.decoupled_weight_decay},
           {"symmetry_augment", c.symmetry_augment},
+          {"root_value_mix", c.root_value_mix},
           {"value_loss_weight", c.value_loss_weight},
           {"max_grad_norm", c.max_grad_norm},
           {"max_steps", c.max_steps},

@@ -47,6 +47,7 @@ struct LearnerConfig : service::ServiceOptions {
   double weight_decay = 1e-4;
   bool decoupled_weight_decay = false;
   bool symmetry_augment = false;  // --symmetry-augment: train on a random symmetry of each sample
+  double root_value_mix = 0.0;    // --root-value-mix: value target share of the root's WDL
   double value_loss_weight = 1.0;
   double max_grad_norm = 0;     // 0: no clipping
   std::uint64_t max_steps = 0;  // stop (checkpoint, exit 0) at this optimizer step; 0: never

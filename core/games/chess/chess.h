@@ -17,6 +17,7 @@
 //   text         a position is a FEN, or "startpos [moves <uci> ...]" (also "fen <FEN> [moves
 //                ...]"); a move is UCI ("e2e4", "e7e8q")
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -80,6 +81,7 @@ struct Chess {
   static Status ValidateSample(const Sample& s);
   static std::uint32_t SampleModelVersion(const Sample& s) { return s.model_version; }
   static float SampleZ(const Sample& s) { return s.z; }
+  static std::array<float, 3> SampleRootWdl(const Sample& s) { return s.root_wdl; }
   static const Record& SampleRecord(const Sample& s) { return s.position; }
   static void AppendPolicy(const Sample& s, std::vector<PolicyTarget>& out);
 

@@ -31,7 +31,7 @@
 
 namespace az::games {
 
-struct ConnectFour {
+struct ConnectFour : DenseSampleGame<ConnectFour, sample::ConnectFourSample> {
   // Rules.
   using State = ConnectFourPosition;
   using Move = ConnectFourMove;
@@ -80,23 +80,8 @@ struct ConnectFour {
   static State NewGame(int) { return {}; }
   static int Ply(const State& state) { return state.moves_played(); }
 
-  // The sample.
-  using Sample = sample::ConnectFourSample;
+  // The sample: a DenseSample, its members from DenseSampleGame; these are the board queries.
   static constexpr std::string_view kSampleName = "connect four sample";
-  static Result<Sample> MakeSample(const State& state, const SearchSummary<Move>& search,
-                                   Provenance provenance) {
-    return MakeDenseSample<ConnectFour>(state, search, provenance);
-  }
-  static void SetOutcome(std::span<Sample> samples, const State& final_state, int final_value) {
-    SetDenseOutcome(samples, final_value, static_cast<std::uint32_t>(final_state.moves_played()));
-  }
-  static Status ValidateSample(const Sample& s) { return ValidateDenseSample<ConnectFour>(s); }
-  static std::uint32_t SampleModelVersion(const Sample& s) { return s.model_version; }
-  static float SampleZ(const Sample& s) { return s.z; }
-  static const Record& SampleRecord(const Sample& s) { return s.position; }
-  static void AppendPolicy(const Sample& s, std::vector<PolicyTarget>& out) {
-    AppendDensePolicy(s, out);
-  }
   // A reachable position where the game goes on, or InvalidArgument saying why not.
   static Result<State> StateFromRecord(const Record& record);
   static bool IsActionLegal(const State& state, int action) { return state.CanPlay(action); }
@@ -106,9 +91,6 @@ struct ConnectFour {
   static Record TransformRecord(const Record& record, int symmetry);
   static int TransformAction(int column, int symmetry) {
     return symmetry == 0 ? column : kConnectFourWidth - 1 - column;
-  }
-  static Sample TransformSample(const Sample& s, int symmetry) {
-    return TransformDenseSample<ConnectFour>(s, symmetry);
   }
 
   // Text.

@@ -82,7 +82,7 @@ static_assert(sizeof(TicTacToeSample) == 72 && alignof(TicTacToeSample) == 8);
 static_assert(offsetof(TicTacToeSample, position) == 48 &&
               offsetof(TicTacToeSample, policy) == 52);
 
-struct TicTacToe {
+struct TicTacToe : DenseSampleGame<TicTacToe, TicTacToeSample> {
   // Rules.
   using State = TicTacToePosition;
   using Move = TicTacToeMove;
@@ -126,23 +126,8 @@ struct TicTacToe {
   static State NewGame(int) { return {}; }
   static int Ply(const State& state) { return state.moves_played(); }
 
-  // The sample.
-  using Sample = TicTacToeSample;
+  // The sample: a DenseSample, its members from DenseSampleGame; these are the board queries.
   static constexpr std::string_view kSampleName = "tic-tac-toe sample";
-  static Result<Sample> MakeSample(const State& state, const SearchSummary<Move>& search,
-                                   Provenance provenance) {
-    return MakeDenseSample<TicTacToe>(state, search, provenance);
-  }
-  static void SetOutcome(std::span<Sample> samples, const State& final_state, int final_value) {
-    SetDenseOutcome(samples, final_value, static_cast<std::uint32_t>(final_state.moves_played()));
-  }
-  static Status ValidateSample(const Sample& s) { return ValidateDenseSample<TicTacToe>(s); }
-  static std::uint32_t SampleModelVersion(const Sample& s) { return s.model_version; }
-  static float SampleZ(const Sample& s) { return s.z; }
-  static const Record& SampleRecord(const Sample& s) { return s.position; }
-  static void AppendPolicy(const Sample& s, std::vector<PolicyTarget>& out) {
-    AppendDensePolicy(s, out);
-  }
   static Result<State> StateFromRecord(const Record& record) {
     return TicTacToePosition::FromRecord(record);
   }
@@ -153,9 +138,6 @@ struct TicTacToe {
   static constexpr int kSymmetries = 8;
   static int TransformAction(int cell, int symmetry);
   static Record TransformRecord(const Record& record, int symmetry);
-  static Sample TransformSample(const Sample& s, int symmetry) {
-    return TransformDenseSample<TicTacToe>(s, symmetry);
-  }
 
   // Text.
   static Result<State> ParsePosition(std::string_view text);

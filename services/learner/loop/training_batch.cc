@@ -15,7 +15,9 @@ template <games::GameDefinition G>
 class TypedDecoder final : public BatchDecoder {
  public:
   explicit TypedDecoder(const DecoderOptions& options)
-      : augment_(options.augment_symmetries && G::kSymmetries > 1), rng_(options.seed) {}
+      : augment_(options.augment_symmetries && G::kSymmetries > 1),
+        mix_(options.root_value_mix),
+        rng_(options.seed) {}
 
   using Sample = typename G::Sample;
 
@@ -70,6 +72,10 @@ class TypedDecoder final : public BatchDecoder {
       nn::TrainSample train;
       train.policy = {entries_.data() + first, entries_.size() - first};
       train.wdl = nn::WdlFromOutcome(G::SampleZ(s));
+      if (mix_ > 0.0f) {
+        const std::array<float, 3> root = G::SampleRootWdl(s);  // validated: sums to 1
+        for (int k = 0; k < 3; ++k) train.wdl[k] = (1.0f - mix_) * train.wdl[k] + mix_ * root[k];
+      }
       train.importance_weight = static_cast<float>(weights[i]);
       out.samples.push_back(train);
       out.source.push_back(i);
@@ -89,6 +95,7 @@ class TypedDecoder final : public BatchDecoder {
  private:
   static constexpr std::size_t kMaxEntries = G::kMaxMoves;
   bool augment_;
+  float mix_;
   std::mt19937_64 rng_;
   std::vector<Sample> kept_;
   std::vector<nn::PolicyEntry> entries_;

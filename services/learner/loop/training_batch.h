@@ -44,6 +44,9 @@ struct DecoderOptions {
   // kSymmetries; chess has none): as many times the data for the network, at no search cost.
   bool augment_symmetries = false;
   std::uint64_t seed = 1;  // of the symmetry draws
+  // The value target: (1 - m) * the game's outcome + m * the search root's WDL. 0: the outcome
+  // alone (AlphaZero); the root's view is less noisy where one move decided the game late.
+  float root_value_mix = 0.0f;
 };
 
 class BatchDecoder {

@@ -136,5 +136,48 @@ TEST(TrainingBatchTest, ChessSamplesKeepTheirSparsePolicyAndEncodeToThePlanes) {
   EXPECT_EQ(got, want);
 }
 
+TEST(TrainingBatchTest, SymmetryAugmentationTrainsOnTheMirrorOrTheOriginalNeverAMixture) {
+  const auto samples = RandomConnectFourSamples(64, 3, 1);
+  auto decoder = BatchDecoder::Create(games::ConnectFour::kId,
+                                      {.augment_symmetries = true, .seed = 5});
+  DecodedBatch batch;
+  ASSERT_TRUE(
+      decoder->Decode(Bytes(samples), 80, std::vector<double>(samples.size(), 1.0), batch).ok());
+  ASSERT_EQ(batch.samples.size(), samples.size());
+  int mirrored = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const auto policy = sample::ConnectFourPolicy(samples[i]);
+    std::vector<float> planes(games::kConnectFourInputSize);
+    decoder->Encoder()(static_cast<int>(i), planes.data());
+    std::vector<float> original(games::kConnectFourInputSize);
+    games::EncodeConnectFour(samples[i].position, original);
+    std::vector<float> mirror(games::kConnectFourInputSize);
+    for (int plane = 0; plane < 3; ++plane) {
+      for (int row = 0; row < 6; ++row) {
+        for (int column = 0; column < 7; ++column) {
+          mirror[plane * 42 + row * 7 + column] = original[plane * 42 + row * 7 + 6 - column];
+        }
+      }
+    }
+    // The planes are the original or the mirror, and the policy moves with them (a position that
+    // is its own mirror may carry either policy).
+    const bool as_original = planes == original;
+    const bool as_mirror = planes == mirror;
+    ASSERT_TRUE(as_original || as_mirror);
+    const auto matches = [&](bool mirrored_policy) {
+      for (const nn::PolicyEntry& e : batch.samples[i].policy) {
+        if (e.weight != policy[mirrored_policy ? 6 - e.action : e.action]) return false;
+      }
+      return true;
+    };
+    EXPECT_TRUE((as_original && matches(false)) || (as_mirror && matches(true)));
+    mirrored += !as_original;
+    EXPECT_EQ(batch.samples[i].wdl, nn::WdlFromOutcome(samples[i].z));  // values are unchanged
+  }
+  // About half of them, drawn at random.
+  EXPECT_GT(mirrored, 10);
+  EXPECT_LT(mirrored, 54);
+}
+
 }  // namespace
 }  // namespace az::learner
