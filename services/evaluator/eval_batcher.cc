@@ -1,6 +1,7 @@
 #include "services/evaluator/eval_batcher.h"
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,8 +22,8 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 template <games::GameDefinition G>
 class GameEvalBatcher final : public EvalBatcher {
  public:
-  GameEvalBatcher(shm::RequestServer server, const BatchOptions& options)
-      : server_(std::move(server)), options_(options) {
+  GameEvalBatcher(shm::RequestServer server, const BatchOptions& options, EvalCache<G> cache)
+      : server_(std::move(server)), options_(options), cache_(std::move(cache)) {
     const auto n = static_cast<std::size_t>(options.max_batch);
     records_.reserve(n);
     envelopes_.reserve(n);
@@ -31,11 +32,16 @@ class GameEvalBatcher final : public EvalBatcher {
     actions_.reserve(n * G::kMaxMoves);
     priors_.reserve(n * G::kMaxMoves);
     wdl_.reserve(n * 3);
+    if (cache_.enabled()) {
+      hits_.reserve(n);
+      hit_priors_.reserve(n * G::kMaxMoves);
+    }
   }
 
   BatchReport Step(nn::Network& network) override {
     BatchReport report;
     report.model_version = network.model_version();
+    FollowNetwork(network);
     Clear();
     const auto visit = [this](const shm::Envelope& envelope, std::span<const std::byte> payload) {
       Take(envelope, payload);
@@ -44,16 +50,21 @@ class GameEvalBatcher final : public EvalBatcher {
     Result<std::size_t> first = server_.TakeRequests(max, options_.first_wait, visit);
     if (!first.ok()) return report;  // DeadlineExceeded: nothing came
     const Clock::time_point start = Clock::now();
+    AnswerHits(report);
     const std::chrono::nanoseconds stall = Stall();
     report.stall_seconds = Seconds(stall);
     // Keep collecting while requests keep arriving; fire on a stall, a full batch or max_collect.
+    // Cache hits are answered after each take: they arrive (and so keep the batch collecting) but
+    // never fill it.
     while (Taken() < max && Clock::now() - start < options_.max_collect) {
       if (!server_.TakeRequests(max - Taken(), stall, visit).ok()) break;
+      AnswerHits(report);
     }
     const Clock::time_point fired = Clock::now();
     report.collect_seconds = Seconds(fired - start);
-    report.taken = static_cast<int>(Taken());
+    report.taken = static_cast<int>(Taken()) + report.cache_hits;
     report.invalid = static_cast<int>(invalid_.size());
+    report.cache_lookups = static_cast<int>(lookups_);
 
     const int n = static_cast<int>(records_.size());
     if (n > 0) {
@@ -75,13 +86,27 @@ class GameEvalBatcher final : public EvalBatcher {
 
     Respond(report);
     report.respond_seconds = Seconds(Clock::now() - forwarded);
+    // After the answers, so that storing them delays no one; the network is the one FollowNetwork
+    // saw, so every entry belongs to the current epoch's model.
+    if (report.evaluated > 0) StoreAnswers();
     return report;
   }
 
   shm::ChannelServerStats ChannelStats() const override { return server_.Stats(); }
   std::size_t ReclaimDead() override { return server_.ReclaimDead(); }
+  void InvalidateCache() override { cache_.Clear(); }
+  EvalCacheStats CacheStats() const override { return cache_.stats(); }
 
  private:
+  // A hit waiting to be answered: its priors are hit_priors_[offset, offset + count).
+  struct Hit {
+    shm::Envelope envelope;
+    std::uint32_t offset;
+    std::uint32_t count;
+    std::array<float, 3> wdl;
+  };
+
+  // Requests that go into the network's batch (valid misses) or are answered with it (invalid).
   std::size_t Taken() const { return records_.size() + invalid_.size(); }
 
   std::chrono::nanoseconds Stall() const {
@@ -92,12 +117,24 @@ class GameEvalBatcher final : public EvalBatcher {
                                                 options_.stall);
   }
 
+  // Clears the cache when the weights cannot be the ones its entries came from.
+  void FollowNetwork(const nn::Network& network) {
+    if (&network == network_ && network.model_version() == network_version_) return;
+    if (network_ != nullptr) cache_.Clear();
+    network_ = &network;
+    network_version_ = network.model_version();
+  }
+
   void Clear() {
     records_.clear();
     envelopes_.clear();
     invalid_.clear();
     offsets_.clear();
     actions_.clear();
+    hits_.clear();
+    hit_priors_.clear();
+    blocked_workers_.clear();
+    lookups_ = 0;
   }
 
   // Called in place on each request (its ring slot is held meanwhile: copy and go).
@@ -112,37 +149,68 @@ class GameEvalBatcher final : public EvalBatcher {
       }
       return;
     }
-    offsets_.push_back(static_cast<std::int32_t>(actions_.size()));
-    for (int i = 0; i < request_.header.num_moves; ++i) {
-      actions_.push_back(request_.policy_indices[i]);
+    const std::span<const std::uint16_t> indices(request_.policy_indices.data(),
+                                                 request_.header.num_moves);
+    if (cache_.enabled()) {
+      ++lookups_;
+      const std::size_t offset = hit_priors_.size();
+      hit_priors_.resize(offset + indices.size());
+      Hit hit{.envelope = envelope,
+              .offset = static_cast<std::uint32_t>(offset),
+              .count = static_cast<std::uint32_t>(indices.size()),
+              .wdl = {}};
+      if (cache_.Lookup(request_.record, indices, hit_priors_.data() + offset, hit.wdl.data())) {
+        hits_.push_back(hit);
+        return;
+      }
+      hit_priors_.resize(offset);
     }
+    offsets_.push_back(static_cast<std::int32_t>(actions_.size()));
+    actions_.insert(actions_.end(), indices.begin(), indices.end());
     records_.push_back(request_.record);
     envelopes_.push_back(envelope);
+  }
+
+  // Sends one answer unless this step already timed out on its worker's response ring.
+  template <typename Fill>
+  void Send(BatchReport& report, const shm::Envelope& to, Fill&& fill) {
+    if (std::find(blocked_workers_.begin(), blocked_workers_.end(), to.worker_id) !=
+        blocked_workers_.end()) {
+      ++report.response_timeouts;
+      return;
+    }
+    const Status status = server_.RespondWith(to, options_.respond_timeout, fill);
+    if (status.ok()) {
+      ++report.answered;
+      return;
+    }
+    ++report.response_timeouts;
+    if (status.code() == StatusCode::kDeadlineExceeded) blocked_workers_.push_back(to.worker_id);
+    AZ_LOG(kWarning) << "answering worker " << to.worker_id << ": " << status.ToString();
+  }
+
+  // Answers the hits taken so far, with the network's numbers from the cache.
+  void AnswerHits(BatchReport& report) {
+    const std::uint64_t version = report.model_version;
+    for (const Hit& hit : hits_) {
+      Send(report, hit.envelope, [&](std::span<std::byte> payload) {
+        service::WriteEvalResponse<G>(
+            service::EvalStatus::kOk, version, hit.wdl,
+            std::span<const float>(hit_priors_.data() + hit.offset, hit.count), payload);
+      });
+    }
+    report.cache_hits += static_cast<int>(hits_.size());
+    hits_.clear();
+    hit_priors_.clear();
   }
 
   void Respond(BatchReport& report) {
     const std::uint64_t version = report.model_version;
     const bool ok = report.forward_status.ok();
-    blocked_workers_.clear();
-    const auto send = [&](const shm::Envelope& to, auto&& fill) {
-      if (std::find(blocked_workers_.begin(), blocked_workers_.end(), to.worker_id) !=
-          blocked_workers_.end()) {
-        ++report.response_timeouts;
-        return;
-      }
-      const Status status = server_.RespondWith(to, options_.respond_timeout, fill);
-      if (status.ok()) {
-        ++report.answered;
-        return;
-      }
-      ++report.response_timeouts;
-      if (status.code() == StatusCode::kDeadlineExceeded) blocked_workers_.push_back(to.worker_id);
-      AZ_LOG(kWarning) << "answering worker " << to.worker_id << ": " << status.ToString();
-    };
     for (std::size_t i = 0; i < envelopes_.size(); ++i) {
       const std::size_t begin = static_cast<std::size_t>(offsets_[i]);
       const std::size_t count = static_cast<std::size_t>(offsets_[i + 1]) - begin;
-      send(envelopes_[i], [&](std::span<std::byte> payload) {
+      Send(report, envelopes_[i], [&](std::span<std::byte> payload) {
         if (ok) {
           service::WriteEvalResponse<G>(
               service::EvalStatus::kOk, version, std::span<const float>(wdl_.data() + 3 * i, 3),
@@ -154,15 +222,29 @@ class GameEvalBatcher final : public EvalBatcher {
       });
     }
     for (const shm::Envelope& to : invalid_) {
-      send(to, [&](std::span<std::byte> payload) {
+      Send(report, to, [&](std::span<std::byte> payload) {
         service::WriteEvalResponse<G>(service::EvalStatus::kInvalidRequest, version, {}, {},
                                       payload);
       });
     }
   }
 
+  void StoreAnswers() {
+    if (!cache_.enabled()) return;
+    for (std::size_t i = 0; i < records_.size(); ++i) {
+      const std::size_t begin = static_cast<std::size_t>(offsets_[i]);
+      const std::size_t count = static_cast<std::size_t>(offsets_[i + 1]) - begin;
+      cache_.Insert(records_[i], std::span<const std::int32_t>(actions_.data() + begin, count),
+                    std::span<const float>(priors_.data() + begin, count),
+                    std::span<const float, 3>(wdl_.data() + 3 * i, 3));
+    }
+  }
+
   shm::RequestServer server_;
   BatchOptions options_;
+  EvalCache<G> cache_;
+  const nn::Network* network_ = nullptr;  // the network of the last step, and its version
+  std::uint64_t network_version_ = 0;
   service::EvalRequest<G> request_{};
   std::uint64_t invalid_logged_ = 0;
   double forward_average_ = 0;  // seconds per batch in the network, exponentially averaged
@@ -174,7 +256,11 @@ class GameEvalBatcher final : public EvalBatcher {
   std::vector<std::int32_t> actions_;
   std::vector<float> priors_;
   std::vector<float> wdl_;
-  std::vector<std::uint32_t> blocked_workers_;
+  // Cache hits of the current take, answered when it returns.
+  std::vector<Hit> hits_;
+  std::vector<float> hit_priors_;
+  std::size_t lookups_ = 0;                     // this step's
+  std::vector<std::uint32_t> blocked_workers_;  // this step's: a response timed out
 };
 
 template <games::GameDefinition G>
@@ -188,7 +274,9 @@ Result<std::unique_ptr<EvalBatcher>> Make(shm::RequestServer server, const Batch
                            std::to_string(sizeof(service::EvalRequest<G>)) + " and " +
                            std::to_string(sizeof(service::EvalResponse<G>)));
   }
-  return std::unique_ptr<EvalBatcher>(new GameEvalBatcher<G>(std::move(server), options));
+  AZ_ASSIGN_OR_RETURN(EvalCache<G> cache, EvalCache<G>::Create(options.cache_size));
+  return std::unique_ptr<EvalBatcher>(
+      new GameEvalBatcher<G>(std::move(server), options, std::move(cache)));
 }
 
 }  // namespace
@@ -207,6 +295,7 @@ Result<std::unique_ptr<EvalBatcher>> CreateEvalBatcher(service::GameKind game,
       options.first_wait.count() <= 0 || options.respond_timeout.count() < 0) {
     return InvalidArgument("batch timing options must not be negative");
   }
+  AZ_RETURN_IF_ERROR(ValidateCacheSize(options.cache_size, "cache size"));
   if (games::FindGameById(game) == nullptr) return InvalidArgument("unknown game");
   return games::VisitGame(game, [&]<games::GameDefinition G>() {
     return Make<G>(std::move(server), options);

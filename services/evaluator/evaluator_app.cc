@@ -87,7 +87,17 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
   batch.max_collect = FromMicros<std::chrono::microseconds>(c.max_collect_ms * 1000);
   batch.first_wait = FromMicros<std::chrono::milliseconds>(c.first_wait_ms * 1000);
   batch.respond_timeout = FromMicros<std::chrono::milliseconds>(c.respond_timeout_ms * 1000);
+  batch.cache_size = c.cache_size;
   AZ_ASSIGN_OR_RETURN(app->batcher_, CreateEvalBatcher(c.game_kind, std::move(channel), batch));
+  const EvalCacheStats cache = app->batcher_->CacheStats();
+  if (cache.capacity > 0) {
+    AZ_LOG(kInfo) << "cache of answers: " << cache.capacity << " entries x " << cache.entry_bytes
+                  << " B (at most "
+                  << (cache.capacity * cache.entry_bytes + (1 << 20) - 1) / (1 << 20)
+                  << " MiB), cleared on every model change";
+  } else {
+    AZ_LOG(kInfo) << "cache of answers: off (--cache-size 0)";
+  }
 
   // Metrics.
   if (c.metrics_port >= 0) {
@@ -116,6 +126,7 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
   {
     std::lock_guard<std::mutex> lock(app->status_mutex_);
     app->totals_.model_version = app->network_->model_version();
+    app->totals_.cache_capacity = app->batcher_->CacheStats().capacity;
     app->model_path_shown_ = app->model_path_;
     app->net_shown_ = app->network_->config().ToString();
     app->device_shown_ = app->network_->DeviceName();
@@ -155,7 +166,8 @@ Status EvaluatorApp::Run() {
   AZ_RETURN_IF_ERROR(server_->Start());
   service::LogEffectiveConfig(ConfigToJson(config_));
   AZ_LOG(kInfo) << "serving " << config_.game << " evaluations on " << server_->endpoint();
-  last_log_ = last_publish_ = Clock::now();
+  last_log_ = Clock::now();
+  last_publish_ = {};  // the gauges are set by the first Publish, not 250 ms later
   while (!stop_.load(std::memory_order_acquire) && !server_->shutdown_requested()) {
     ServeLoadRequests();
     TakeModelEvents();
@@ -213,6 +225,8 @@ Status EvaluatorApp::LoadModel(const std::string& path, std::string_view why) {
       status = rebuilt.status();
     }
   }
+  // New weights (even of the same model version): no answer of the old ones may be served again.
+  if (status.ok()) batcher_->InvalidateCache();
   std::lock_guard<std::mutex> lock(status_mutex_);
   if (!status.ok()) {
     ++counters_.model_load_failures;
@@ -270,9 +284,12 @@ void EvaluatorApp::TakeModelEvents() {
 void EvaluatorApp::Publish(const BatchReport* report) {
   if (report != nullptr) {
     std::lock_guard<std::mutex> lock(status_mutex_);
-    ++counters_.batches;
+    // A step whose requests were all cache hits fired no batch.
+    if (report->taken > report->cache_hits) ++counters_.batches;
     counters_.requests += report->taken;
     counters_.positions += report->evaluated;
+    counters_.cache_lookups += report->cache_lookups;
+    counters_.cache_hits += report->cache_hits;
     counters_.invalid += report->invalid;
     totals_.invalid_requests += report->invalid;
     counters_.forward_failures += report->forward_status.ok() ? 0 : 1;
@@ -283,6 +300,14 @@ void EvaluatorApp::Publish(const BatchReport* report) {
     counters_.stall_seconds += report->stall_seconds;
   }
   if (report != nullptr && metrics_) metrics_->ObserveBatch(*report);
+  {
+    // The cache is this thread's: its stats are a plain copy.
+    const EvalCacheStats cache = batcher_->CacheStats();
+    std::lock_guard<std::mutex> lock(status_mutex_);
+    totals_.cache_capacity = cache.capacity;
+    totals_.cache_entries = cache.entries;
+    totals_.cache_invalidations = cache.invalidations;
+  }
   // The channel's stats cost a pass over a few atomics; a few times a second is plenty.
   const Clock::time_point now = Clock::now();
   if (now - last_publish_ < std::chrono::milliseconds(250)) return;
@@ -317,6 +342,9 @@ void EvaluatorApp::LogRates() {
   }
   const double batches = static_cast<double>(c.batches - logged_.batches);
   const double positions = static_cast<double>(c.positions - logged_.positions);
+  const double answered = static_cast<double>(c.requests - logged_.requests);
+  const double lookups = static_cast<double>(c.cache_lookups - logged_.cache_lookups);
+  const double hits = static_cast<double>(c.cache_hits - logged_.cache_hits);
   const auto per_batch_ms = [batches](double now, double before) {
     return batches > 0 ? (now - before) * 1000 / batches : 0.0;
   };
@@ -330,6 +358,13 @@ void EvaluatorApp::LogRates() {
                 << per_batch_ms(c.stall_seconds, logged_.stall_seconds) << "); waiting "
                 << t.requests_waiting << ", model version " << t.model_version
                 << ", stale requests " << t.stale_requests << ", invalid " << t.invalid_requests;
+  if (t.cache_capacity > 0) {
+    AZ_LOG(kInfo) << "cache over " << static_cast<int>(seconds + 0.5)
+                  << " s: " << static_cast<std::uint64_t>(answered / seconds)
+                  << " requests/s answered, hit rate " << (lookups > 0 ? 100 * hits / lookups : 0.0)
+                  << "% of " << static_cast<std::uint64_t>(lookups) << " lookups; "
+                  << t.cache_entries << " of " << t.cache_capacity << " entries filled";
+  }
   logged_ = c;
 }
 
@@ -348,7 +383,8 @@ nlohmann::json EvaluatorApp::StatusJson() {
           {"batches", c.batches},
           {"requests", c.requests},
           {"positions_evaluated", c.positions},
-          {"mean_batch", c.batches > 0 ? static_cast<double>(c.requests) / c.batches : 0.0},
+          {"mean_batch",
+           c.batches > 0 ? static_cast<double>(c.requests - c.cache_hits) / c.batches : 0.0},
           {"requests_waiting", t.requests_waiting},
           {"stale_requests", t.stale_requests},
           {"invalid_requests", t.invalid_requests},
@@ -356,7 +392,14 @@ nlohmann::json EvaluatorApp::StatusJson() {
           {"forward_failures", c.forward_failures},
           {"response_timeouts", c.response_timeouts},
           {"model_loads", c.model_loads},
-          {"model_load_failures", c.model_load_failures}};
+          {"model_load_failures", c.model_load_failures},
+          {"cache_size", t.cache_capacity},
+          {"cache_entries", t.cache_entries},
+          {"cache_lookups", c.cache_lookups},
+          {"cache_hits", c.cache_hits},
+          {"cache_hit_rate",
+           c.cache_lookups > 0 ? static_cast<double>(c.cache_hits) / c.cache_lookups : 0.0},
+          {"cache_invalidations", t.cache_invalidations}};
 }
 
 }  // namespace az::evaluator

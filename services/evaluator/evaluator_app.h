@@ -65,6 +65,8 @@ class EvaluatorApp {
     std::uint64_t batches = 0;
     std::uint64_t requests = 0;
     std::uint64_t positions = 0;
+    std::uint64_t cache_lookups = 0;
+    std::uint64_t cache_hits = 0;
     std::uint64_t invalid = 0;
     std::uint64_t forward_failures = 0;
     std::uint64_t response_timeouts = 0;
@@ -78,8 +80,8 @@ class EvaluatorApp {
 
   explicit EvaluatorApp(const EvaluatorConfig& config) : config_(config) {}
   void RegisterCommands();
-  // Loads `path` into the network (between batches). On error the old weights stay; the error is
-  // logged and counted.
+  // Loads `path` into the network (between batches) and clears the batcher's cache. On error the
+  // old weights (and the cache) stay; the error is logged and counted.
   Status LoadModel(const std::string& path, std::string_view why);
   void ServeLoadRequests();
   void TakeModelEvents();

@@ -5,6 +5,7 @@
 
 #include "ipc/endpoint.h"
 #include "services/common/service_util.h"
+#include "services/evaluator/eval_cache.h"
 
 namespace az::evaluator {
 
@@ -62,6 +63,11 @@ void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& c) {
                  "longest wait for room in a worker's response ring")
       ->check(CLI::Range(0.0, 1e4))
       ->capture_default_str();
+  app.add_option("--cache-size", c.cache_size,
+                 "entries of the cache of answers (0: off; a power of two; cleared when the "
+                 "model changes)")
+      ->check(CLI::Range(std::uint64_t{0}, kMaxCacheSize))
+      ->capture_default_str();
 
   app.add_option("--max-workers", c.max_workers,
                  "worker ids of the eval channel (when created here)")
@@ -96,6 +102,7 @@ Status FinalizeConfig(EvaluatorConfig& c) {
     return InvalidArgument("--response-capacity must be a power of two, got " +
                            std::to_string(c.response_capacity));
   }
+  AZ_RETURN_IF_ERROR(ValidateCacheSize(c.cache_size, "--cache-size"));
   if (!c.model_events_from.empty()) {
     AZ_RETURN_IF_ERROR(
         ipc::ValidateServiceName(c.model_events_from).WithContext("--model-events-from"));
@@ -121,6 +128,7 @@ nlohmann::json ConfigToJson(const EvaluatorConfig& c) {
           {"max_collect_ms", c.max_collect_ms},
           {"first_wait_ms", c.first_wait_ms},
           {"respond_timeout_ms", c.respond_timeout_ms},
+          {"cache_size", c.cache_size},
           {"max_workers", c.max_workers},
           {"request_capacity", c.request_capacity},
           {"response_capacity", c.response_capacity},

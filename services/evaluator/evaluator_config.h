@@ -42,6 +42,9 @@ struct EvaluatorConfig : service::ServiceOptions {
   double first_wait_ms = 100;    // longest wait for a batch's first request
   double respond_timeout_ms = 50;
 
+  // The cache of answers (docs/evaluator.md, "The cache"): entries, 0 (off) or a power of two.
+  std::uint64_t cache_size = std::uint64_t{1} << 18;
+
   // The channel (used when this evaluator creates it; an existing one keeps its own).
   std::uint32_t max_workers = 16;
   std::uint64_t request_capacity = 4096;

@@ -60,7 +60,17 @@ struct EvaluatorMetrics::Families {
         model_version(MakeGauge(r, "az_evaluator_model_version", "Version of the weights in use")),
         model_loads(MakeCounter(r, "az_evaluator_model_loads_total", "Weights files loaded")),
         model_load_failures(MakeCounter(r, "az_evaluator_model_load_failures_total",
-                                        "Weights files refused (the old weights stayed)")) {}
+                                        "Weights files refused (the old weights stayed)")),
+        cache_lookups(MakeCounter(r, "az_evaluator_cache_lookups_total",
+                                  "Valid requests looked up in the cache of answers")),
+        cache_hits(MakeCounter(r, "az_evaluator_cache_hits_total",
+                               "Requests answered from the cache, without the network")),
+        cache_invalidations(MakeCounter(r, "az_evaluator_cache_invalidations_total",
+                                        "Times the cache was cleared (the weights changed)")),
+        cache_entries(MakeGauge(r, "az_evaluator_cache_entries",
+                                "Cache entries filled by the current model")),
+        cache_capacity(
+            MakeGauge(r, "az_evaluator_cache_capacity", "Entries of the cache; 0: off")) {}
 
   Histogram& batch_size;
   Histogram& batch_seconds;
@@ -77,6 +87,11 @@ struct EvaluatorMetrics::Families {
   Gauge& model_version;
   Counter& model_loads;
   Counter& model_load_failures;
+  Counter& cache_lookups;
+  Counter& cache_hits;
+  Counter& cache_invalidations;
+  Gauge& cache_entries;
+  Gauge& cache_capacity;
 };
 
 EvaluatorMetrics::EvaluatorMetrics(prometheus::Registry& registry)
@@ -84,13 +99,18 @@ EvaluatorMetrics::EvaluatorMetrics(prometheus::Registry& registry)
 EvaluatorMetrics::~EvaluatorMetrics() = default;
 
 void EvaluatorMetrics::ObserveBatch(const BatchReport& report) {
-  m_->batch_size.Observe(report.taken);
+  if (report.cache_lookups > 0) m_->cache_lookups.Increment(report.cache_lookups);
+  if (report.cache_hits > 0) m_->cache_hits.Increment(report.cache_hits);
+  if (report.response_timeouts > 0) m_->response_timeouts.Increment(report.response_timeouts);
+  // A step whose requests were all answered from the cache fired no batch.
+  const int batched = report.taken - report.cache_hits;
+  if (batched <= 0) return;
+  m_->batch_size.Observe(batched);
   m_->batch_seconds.Observe(report.forward_seconds + report.respond_seconds);
   m_->collect_seconds.Observe(report.collect_seconds);
   m_->batches.Increment();
   m_->positions.Increment(report.evaluated);
   if (!report.forward_status.ok()) m_->forward_failures.Increment();
-  if (report.response_timeouts > 0) m_->response_timeouts.Increment(report.response_timeouts);
 }
 
 void EvaluatorMetrics::Update(const EvaluatorTotals& t) {
@@ -102,6 +122,9 @@ void EvaluatorMetrics::Update(const EvaluatorTotals& t) {
   m_->model_version.Set(static_cast<double>(t.model_version));
   AdvanceTo(m_->model_loads, static_cast<double>(t.model_loads));
   AdvanceTo(m_->model_load_failures, static_cast<double>(t.model_load_failures));
+  AdvanceTo(m_->cache_invalidations, static_cast<double>(t.cache_invalidations));
+  m_->cache_entries.Set(static_cast<double>(t.cache_entries));
+  m_->cache_capacity.Set(static_cast<double>(t.cache_capacity));
 }
 
 }  // namespace az::evaluator

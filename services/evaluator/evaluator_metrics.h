@@ -24,6 +24,9 @@ struct EvaluatorTotals {
   std::uint64_t model_version = 0;
   std::uint64_t model_loads = 0;
   std::uint64_t model_load_failures = 0;
+  std::uint64_t cache_capacity = 0;  // entries; 0: the cache is off
+  std::uint64_t cache_entries = 0;   // filled for the current model
+  std::uint64_t cache_invalidations = 0;
 };
 
 class EvaluatorMetrics {

@@ -4,11 +4,15 @@
 //   build/bin/selfplay_bench                    # about 3 minutes
 //   build/bin/selfplay_bench --benchmark_filter=game:1
 //
-// BM_SelfPlay/game/games/simulations/leaves/groups/stall_us/tiny/fraction%: after a warm-up, the
-// worker's counters (its `status`) are read twice, `kWindow` apart; the rates are the differences
-// over the window. game 0 = chess (6x64 network), 1 = Connect Four (4x32); tiny 1 = a 1x8 network
-// instead. Counters: games/s, moves/s, sims/s (playouts backed up), evals/s (leaves the evaluator
-// answered), mean_batch (the evaluator's).
+// BM_SelfPlay/game/games/simulations/leaves/groups/stall_us/tiny/fraction%/cache: after a warm-up,
+// the worker's counters (its `status`) are read twice, `kWindow` apart; the rates are the
+// differences over the window. game 0 = chess (6x64 network), 1 = Connect Four (4x32); tiny 1 = a
+// 1x8 network instead; cache = the evaluator's --cache-size (0: off). Counters: games/s, moves/s,
+// sims/s (playouts backed up), evals/s (positions through the network), answered/s (leaves the
+// evaluator answered, from the network or its cache), hit% (of the cache's lookups), mean_batch
+// (the evaluator's network batches).
+//
+//   build/bin/selfplay_bench --benchmark_filter='cache:'   # the cache off and on, ~3 minutes
 
 #include <benchmark/benchmark.h>
 
@@ -58,6 +62,7 @@ void BM_SelfPlay(benchmark::State& state) {
   const bool tiny = state.range(6) != 0;
   // range(7): the stall fraction in percent.
   const std::string fraction = std::to_string(state.range(7) / 100.0);
+  const std::string cache_size = std::to_string(state.range(8));
   for (auto _ : state) {
     ipc::testing::TempDir dir;
     std::vector<std::string> evaluator_args = {ipc::testing::BinaryPath("az-evaluator"),
@@ -67,6 +72,10 @@ void BM_SelfPlay(benchmark::State& state) {
                                                game,
                                                "--stall-us",
                                                stall_us,
+                                               "--stall-fraction",
+                                               fraction,
+                                               "--cache-size",
+                                               cache_size,
                                                "--metrics-port",
                                                "-1",
                                                "--log-interval",
@@ -145,11 +154,15 @@ void BM_SelfPlay(benchmark::State& state) {
     state.counters["moves/s"] = rate(*w0, *w1, "moves");
     state.counters["sims/s"] = rate(*w0, *w1, "simulations_total");
     state.counters["evals/s"] = rate(*e0, *e1, "positions_evaluated");
+    state.counters["answered/s"] = rate(*e0, *e1, "requests");
+    const double lookups = rate(*e0, *e1, "cache_lookups");
+    state.counters["hit%"] = lookups > 0 ? 100 * rate(*e0, *e1, "cache_hits") / lookups : 0;
     // The share of the worker's thread spent searching (the rest: waiting for answers).
     state.counters["search%"] = 100 * rate(*w0, *w1, "search_seconds");
     const double batches = (*e1)["batches"].get<double>() - (*e0)["batches"].get<double>();
-    const double requests = (*e1)["requests"].get<double>() - (*e0)["requests"].get<double>();
-    state.counters["mean_batch"] = batches > 0 ? requests / batches : 0;
+    const double batched = ((*e1)["requests"].get<double>() - (*e1)["cache_hits"].get<double>()) -
+                           ((*e0)["requests"].get<double>() - (*e0)["cache_hits"].get<double>());
+    state.counters["mean_batch"] = batches > 0 ? batched / batches : 0;
     worker.Signal(SIGTERM);
     evaluator.Signal(SIGTERM);
     worker.Wait();
@@ -161,7 +174,8 @@ void BM_SelfPlay(benchmark::State& state) {
 }
 
 void Args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"game", "games", "sims", "leaves", "groups", "stall_us", "tiny", "fraction%"})
+  b->ArgNames(
+       {"game", "games", "sims", "leaves", "groups", "stall_us", "tiny", "fraction%", "cache"})
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kSecond);
@@ -169,26 +183,31 @@ void Args(benchmark::internal::Benchmark* b) {
 
 // Connect Four: the default (64 games, 64 simulations, 1 leaf a game, 2 groups), then one knob at
 // a time: groups, leaves per game, games, the evaluator's stall.
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 0, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 1, 300, 0, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 2, 2, 300, 0, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 4, 2, 300, 0, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 0, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 30, 0, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 3000, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 0, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 1, 300, 0, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 2, 2, 300, 0, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 4, 2, 300, 0, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 0, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 30, 0, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 3000, 0, 0, 0});
 // With a 1x8 network (a fast evaluator): groups and leaves per game again.
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 1, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 1, 300, 1, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 2, 2, 300, 1, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 1, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 30, 1, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 100, 1, 0});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 1000, 1, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 1, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 1, 300, 1, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 2, 2, 300, 1, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 1, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 30, 1, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 100, 1, 0, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 1000, 1, 0, 0});
 // The default adaptive stall, both networks, and chess's default (64 games, 100 simulations).
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 0, 5});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 1, 5});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 1, 5});
-BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({0, 64, 100, 1, 2, 300, 0, 5});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 0, 5, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 1, 5, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 256, 64, 1, 2, 300, 1, 5, 0});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({0, 64, 100, 1, 2, 300, 0, 5, 0});
+// The evaluator's cache of answers (its default size, 2^18 entries) against none, on the defaults:
+// Connect Four with both networks, and chess.
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 0, 5, 262144});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({1, 64, 64, 1, 2, 300, 1, 5, 262144});
+BENCHMARK(BM_SelfPlay)->Apply(Args)->Args({0, 64, 100, 1, 2, 300, 0, 5, 262144});
 
 }  // namespace
 }  // namespace az::service

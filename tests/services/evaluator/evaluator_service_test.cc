@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -18,11 +19,13 @@
 #include "core/encoding/position_record.h"
 #include "core/games/connect4/connect_four.h"
 #include "core/games/connect4/connect_four_encoder.h"
+#include "ipc/discovery.h"
 #include "ipc/event_publisher.h"
 #include "services/common/eval_protocol.h"
 #include "shm/request_channel.h"
 #include "tests/services/evaluator/random_leaves.h"
 #include "tests/services/evaluator/service_test_util.h"
+#include "tests/services/http_get.h"
 
 namespace az::service::testing {
 namespace {
@@ -38,6 +41,18 @@ using TestLeaf = RandomLeaf<G>;
 std::vector<TestLeaf<Chess>> ChessLeaves(int n) { return RandomChessLeaves(n, /*seed=*/12345); }
 std::vector<TestLeaf<ConnectFour>> ConnectFourLeaves(int n) {
   return RandomConnectFourLeaves(n, /*seed=*/777);
+}
+// `n` Connect Four positions, no two alike (so that none is a cache hit the first time).
+std::vector<TestLeaf<ConnectFour>> DistinctConnectFourLeaves(std::size_t n) {
+  std::vector<TestLeaf<ConnectFour>> leaves;
+  for (TestLeaf<ConnectFour>& leaf : RandomConnectFourLeaves(static_cast<int>(4 * n), 4242)) {
+    const bool seen = std::any_of(leaves.begin(), leaves.end(),
+                                  [&](const auto& l) { return l.record == leaf.record; });
+    if (!seen) leaves.push_back(std::move(leaf));
+    if (leaves.size() == n) break;
+  }
+  AZ_CHECK(leaves.size() == n);
+  return leaves;
 }
 
 template <typename G>
@@ -127,6 +142,22 @@ void ExpectValidAnswers(const std::vector<TestLeaf<G>>& leaves,
   }
 }
 
+// The status of the evaluator once `done` holds for it (the counters are published after each
+// batch's answers are written, so a reply may trail the answers by a moment).
+nlohmann::json StatusWhen(const RunDir& run,
+                          const std::function<bool(const nlohmann::json&)>& done) {
+  nlohmann::json body;
+  WaitFor(
+      [&] {
+        Result<ipc::Reply> status = ControlClient(run, "evaluator").Call("status");
+        if (!status.ok()) return false;
+        body = status->body;
+        return done(body);
+      },
+      seconds(10));
+  return body;
+}
+
 std::vector<std::string> EvaluatorArgs(const RunDir& run, const std::string& game,
                                        std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"--run-dir",      run.path(), "--game",         game,
@@ -192,13 +223,13 @@ TEST(EvaluatorServiceTest, RequestsThatWaitTogetherAreEvaluatedInOneBatch) {
   Submit<ConnectFour>(client, leaves);
   ASSERT_TRUE(control.Call("resume").ok());
   ExpectValidAnswers<ConnectFour>(leaves, ReceiveAll<ConnectFour>(client, leaves), 0);
-  Result<ipc::Reply> status = control.Call("status");
-  ASSERT_TRUE(status.ok());
-  const std::uint64_t requests = status->body["requests"];
-  const std::uint64_t batches = status->body["batches"];
+  const nlohmann::json status =
+      StatusWhen(run, [&](const nlohmann::json& s) { return s["requests"] == leaves.size(); });
+  const std::uint64_t requests = status["requests"];
+  const std::uint64_t batches = status["batches"];
   EXPECT_EQ(requests, leaves.size());
   EXPECT_LT(batches, requests) << "some batch held more than one request";
-  EXPECT_GT(status->body["mean_batch"].get<double>(), 1.0);
+  EXPECT_GT(status["mean_batch"].get<double>(), 1.0);
   EXPECT_EQ(evaluator.Terminate(), 0) << evaluator.Log();
 }
 
@@ -376,9 +407,140 @@ TEST(EvaluatorServiceTest, MalformedEvalRequestsAreAnsweredAsInvalid) {
   EXPECT_EQ(answers[0].header.status, static_cast<std::uint8_t>(EvalStatus::kOk));
   EXPECT_EQ(answers[1].header.status, static_cast<std::uint8_t>(EvalStatus::kInvalidRequest));
   EXPECT_EQ(answers[2].header.status, static_cast<std::uint8_t>(EvalStatus::kOk));
-  const nlohmann::json status = ControlClient(run, "evaluator").Call("status")->body;
+  const nlohmann::json status =
+      StatusWhen(run, [](const nlohmann::json& s) { return s["requests"] == 3; });
   EXPECT_EQ(status["invalid_requests"], 1);
   EXPECT_NE(evaluator.Log().find("floating"), std::string::npos) << evaluator.Log();
+  EXPECT_EQ(evaluator.Terminate(), 0) << evaluator.Log();
+}
+
+template <typename G>
+bool SameBits(const Answer<G>& a, const Answer<G>& b) {
+  return a.priors.size() == b.priors.size() &&
+         std::memcmp(a.priors.data(), b.priors.data(), a.priors.size() * sizeof(float)) == 0 &&
+         std::memcmp(a.header.wdl.data(), b.header.wdl.data(), sizeof a.header.wdl) == 0 &&
+         a.header.model_version == b.header.model_version;
+}
+
+TEST(EvaluatorServiceTest, RepeatedPositionsAreAnsweredFromTheCacheWithTheNetworksNumbers) {
+  RunDir run;
+  WriteNetwork(run.File("m3.azw"), TinyNet(nn::NetConfig::ConnectFour()), 3, 3);
+  Service evaluator(run, "az-evaluator", "evaluator",
+                    EvaluatorArgs(run, "connect4", {"--model", run.File("m3.azw")}));
+  shm::RequestClient client = AttachWorker<ConnectFour>(run, 0);
+  const std::vector<TestLeaf<ConnectFour>> leaves = DistinctConnectFourLeaves(12);
+  Submit<ConnectFour>(client, leaves, 0);
+  const auto first = ReceiveAll<ConnectFour>(client, leaves, 0);
+  ExpectValidAnswers<ConnectFour>(leaves, first, 3);
+  Submit<ConnectFour>(client, leaves, 100);
+  const auto again = ReceiveAll<ConnectFour>(client, leaves, 100);
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    EXPECT_TRUE(SameBits(again[i], first[i])) << "leaf " << i;
+  }
+  nlohmann::json status =
+      StatusWhen(run, [](const nlohmann::json& s) { return s["requests"] == 24; });
+  EXPECT_EQ(status["positions_evaluated"], 12) << "the second time, none reached the network";
+  EXPECT_EQ(status["cache_lookups"], 24);
+  EXPECT_EQ(status["cache_hits"], 12);
+  EXPECT_DOUBLE_EQ(status["cache_hit_rate"].get<double>(), 0.5);
+  EXPECT_EQ(status["cache_size"], 262144);
+  EXPECT_EQ(status["cache_entries"], 12);
+
+  // The same positions with another legal list (backwards): misses, answered by the network.
+  std::vector<TestLeaf<ConnectFour>> reversed = leaves;
+  for (auto& leaf : reversed) {
+    std::reverse(leaf.moves.begin(), leaf.moves.end());
+    std::reverse(leaf.indices.begin(), leaf.indices.end());
+  }
+  const std::size_t palindromes = std::count_if(
+      leaves.begin(), leaves.end(), [](const auto& l) { return l.indices.size() == 1; });
+  Submit<ConnectFour>(client, reversed, 200);
+  ExpectValidAnswers<ConnectFour>(reversed, ReceiveAll<ConnectFour>(client, reversed, 200), 3);
+  status = StatusWhen(run, [](const nlohmann::json& s) { return s["requests"] == 36; });
+  EXPECT_EQ(status["cache_hits"], 12 + palindromes);
+  EXPECT_EQ(status["positions_evaluated"], 24 - palindromes);
+
+  // The metrics say the same.
+  Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(run.path(), "evaluator");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  // Counters move with each batch, gauges a few times a second.
+  const std::vector<std::string> lines = {
+      "az_evaluator_cache_hits_total " + std::to_string(12 + palindromes),
+      "az_evaluator_cache_lookups_total 36", "az_evaluator_cache_capacity 262144",
+      "az_evaluator_cache_entries 12"};  // a record asked with another list replaces its entry
+  std::string metrics;
+  EXPECT_TRUE(WaitFor([&] {
+    metrics = ipc::testing::HttpGet(info->metrics_port, "/metrics");
+    return std::all_of(lines.begin(), lines.end(), [&](const std::string& line) {
+      return metrics.find("\n" + line + "\n") != std::string::npos;
+    });
+  })) << metrics;
+  EXPECT_EQ(evaluator.Terminate(), 0) << evaluator.Log();
+}
+
+TEST(EvaluatorServiceTest, ALoadedModelIsNeverAnsweredFromTheOldOnesCache) {
+  RunDir run;
+  // Two files with the same model version and other weights: the version alone cannot tell them
+  // apart, the load does.
+  WriteNetwork(run.File("a.azw"), TinyNet(nn::NetConfig::ConnectFour()), 4, 4);
+  WriteNetwork(run.File("b.azw"), TinyNet(nn::NetConfig::ConnectFour()), 5, 4);
+  Service evaluator(
+      run, "az-evaluator", "evaluator",
+      EvaluatorArgs(run, "connect4", {"--model", run.File("a.azw"), "--model-events-from", ""}));
+  shm::RequestClient client = AttachWorker<ConnectFour>(run, 0);
+  const std::vector<TestLeaf<ConnectFour>> leaves = DistinctConnectFourLeaves(10);
+  Submit<ConnectFour>(client, leaves, 0);
+  const auto from_a = ReceiveAll<ConnectFour>(client, leaves, 0);
+  Submit<ConnectFour>(client, leaves, 100);
+  (void)ReceiveAll<ConnectFour>(client, leaves, 100);
+  StatusWhen(run, [](const nlohmann::json& s) { return s["cache_hits"] == 10; });
+
+  ipc::Client control = ControlClient(run, "evaluator");
+  Result<ipc::Reply> loaded = control.Call("load-model", {{"path", run.File("b.azw")}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->body["model_version"], 4);
+  Submit<ConnectFour>(client, leaves, 200);
+  const auto from_b = ReceiveAll<ConnectFour>(client, leaves, 200);
+  ExpectValidAnswers<ConnectFour>(leaves, from_b, 4);
+  bool differ = false;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    for (std::size_t m = 0; m < from_b[i].priors.size(); ++m) {
+      differ |= std::fabs(from_b[i].priors[m] - from_a[i].priors[m]) > 1e-6f;
+    }
+  }
+  EXPECT_TRUE(differ) << "b's answers, not a's cached ones";
+  const nlohmann::json status =
+      StatusWhen(run, [](const nlohmann::json& s) { return s["requests"] == 30; });
+  EXPECT_EQ(status["cache_hits"], 10);
+  EXPECT_EQ(status["positions_evaluated"], 20);
+  EXPECT_GE(status["cache_invalidations"].get<int>(), 1);
+  EXPECT_EQ(evaluator.Terminate(), 0) << evaluator.Log();
+}
+
+TEST(EvaluatorServiceTest, WithCacheSizeZeroEveryRequestGoesThroughTheNetwork) {
+  RunDir run;
+  Service evaluator(run, "az-evaluator", "evaluator",
+                    EvaluatorArgs(run, "connect4", {"--cache-size", "0"}));
+  shm::RequestClient client = AttachWorker<ConnectFour>(run, 0);
+  const std::vector<TestLeaf<ConnectFour>> leaves = DistinctConnectFourLeaves(12);
+  Submit<ConnectFour>(client, leaves, 0);
+  const auto first = ReceiveAll<ConnectFour>(client, leaves, 0);
+  Submit<ConnectFour>(client, leaves, 100);
+  const auto again = ReceiveAll<ConnectFour>(client, leaves, 100);
+  ExpectValidAnswers<ConnectFour>(leaves, again, 0);
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    for (std::size_t m = 0; m < first[i].priors.size(); ++m) {
+      EXPECT_NEAR(again[i].priors[m], first[i].priors[m], 1e-5);
+    }
+  }
+  const nlohmann::json status =
+      StatusWhen(run, [](const nlohmann::json& s) { return s["requests"] == 24; });
+  EXPECT_EQ(status["positions_evaluated"], 24);
+  EXPECT_EQ(status["cache_lookups"], 0);
+  EXPECT_EQ(status["cache_hits"], 0);
+  EXPECT_EQ(status["cache_size"], 0);
+  EXPECT_EQ(status["cache_hit_rate"], 0.0);
+  EXPECT_NE(evaluator.Log().find("cache of answers: off"), std::string::npos) << evaluator.Log();
   EXPECT_EQ(evaluator.Terminate(), 0) << evaluator.Log();
 }
 
@@ -393,6 +555,7 @@ TEST(EvaluatorServiceTest, BadConfigurationsExitWithCode2AndSayWhy) {
   const std::vector<Case> cases = {
       {EvaluatorArgs(run, "go"), "--game"},
       {EvaluatorArgs(run, "connect4", {"--request-capacity", "1000"}), "power of two"},
+      {EvaluatorArgs(run, "connect4", {"--cache-size", "1000"}), "--cache-size"},
       {EvaluatorArgs(run, "connect4", {"--model", run.File("missing.azw")}), "missing.azw"},
       {EvaluatorArgs(run, "connect4", {"--model", run.File("junk.azw")}), "junk.azw"},
       {EvaluatorArgs(run, "connect4", {"--model", run.File("chess.azw")}), "not a connect4"},
