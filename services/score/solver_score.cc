@@ -1,64 +1,44 @@
 #include "services/score/solver_score.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "core/games/registry.h"
 #include "core/mcts/fake_evaluators.h"
 #include "core/mcts/search.h"
 #include "core/nn/network_evaluator.h"
+#include "services/score/position_set.h"
+#include "services/score/solved.h"
 
 namespace az::score {
 namespace {
 
-// A scored position: its state, the solver's value of each legal move for the side to move (in
-// LegalMoves order) and the best of them.
 template <games::GameDefinition G>
-struct Position {
-  typename G::State state;
-  std::vector<typename G::Move> moves;
-  std::vector<int> values;
-  int best = -1;
-};
-
-template <games::Solvable G>
-int MoveValue(const typename G::State& state, typename G::Move move) {
-  typename G::State child = state;
-  G::Apply(child, move);
-  typename G::Move moves[G::kMaxMoves];
-  const games::GameOutcome outcome = G::Outcome(child, G::LegalMoves(child, moves));
-  if (games::IsTerminal(outcome)) return -static_cast<int>(games::OutcomeValue(outcome));
-  return -G::Solve(child);
-}
+using Position = internal::SolvedPosition<G>;
 
 template <games::Solvable G>
 Position<G> Solved(const typename G::State& state) {
-  Position<G> position{state, {}, {}, -1};
-  typename G::Move moves[G::kMaxMoves];
-  const int count = G::LegalMoves(state, moves);
-  for (int i = 0; i < count; ++i) {
-    position.moves.push_back(moves[i]);
-    position.values.push_back(MoveValue<G>(state, moves[i]));
-    position.best = std::max(position.best, position.values.back());
-  }
-  return position;
+  return internal::Solve<G>(state);
 }
 
 bool Ongoing(auto outcome) { return !games::IsTerminal(outcome); }
 
 // Every position play can reach where the game goes on, each once (small games only).
 template <games::Solvable G>
-void Enumerate(const typename G::State& state, std::set<std::vector<std::uint8_t>>& seen,
+void Enumerate(const typename G::State& state, std::set<std::string>& seen,
                std::vector<typename G::State>& out) {
   typename G::Move moves[G::kMaxMoves];
   const int count = G::LegalMoves(state, moves);
   if (!Ongoing(G::Outcome(state, count))) return;
   const typename G::Record record = G::ToRecord(state);
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(&record);
-  if (!seen.insert(std::vector<std::uint8_t>(bytes, bytes + sizeof record)).second) return;
+  if (!seen.insert(std::string(reinterpret_cast<const char*>(&record), sizeof record)).second)
+    return;
   out.push_back(state);
   for (int i = 0; i < count; ++i) {
     typename G::State child = state;
@@ -77,8 +57,9 @@ std::vector<typename G::State> RandomPositions(const ScoreOptions& options) {
     return seed >> 33;
   };
   while (static_cast<int>(out.size()) < options.positions) {
-    const int target = options.min_ply + static_cast<int>(next() % static_cast<std::uint64_t>(
-                                             options.max_ply - options.min_ply + 1));
+    const int target =
+        options.min_ply + static_cast<int>(next() % static_cast<std::uint64_t>(
+                                                        options.max_ply - options.min_ply + 1));
     typename G::State state = G::NewGame(0);
     typename G::Move moves[G::kMaxMoves];
     int count = G::LegalMoves(state, moves);
@@ -92,10 +73,10 @@ std::vector<typename G::State> RandomPositions(const ScoreOptions& options) {
 }
 
 template <games::Solvable G>
-std::vector<Position<G>> PositionSet(const ScoreOptions& options) {
+std::vector<Position<G>> SolvedSet(const ScoreOptions& options) {
   std::vector<typename G::State> states;
   if constexpr (requires { requires G::kEnumerable; }) {  // every reachable position
-    std::set<std::vector<std::uint8_t>> seen;
+    std::set<std::string> seen;
     Enumerate<G>(G::NewGame(0), seen, states);
   } else {
     states = RandomPositions<G>(options);
@@ -106,12 +87,49 @@ std::vector<Position<G>> PositionSet(const ScoreOptions& options) {
   return positions;
 }
 
+// A stored set's positions with their stored values: nothing is solved.
+template <games::Solvable G>
+std::vector<Position<G>> StoredSet(const PositionSet& set) {
+  std::vector<Position<G>> positions;
+  positions.reserve(set.positions.size());
+  for (const StoredPosition& stored : set.positions) {
+    Result<typename G::State> state = G::ParsePosition(stored.moves);
+    AZ_CHECK(state.ok(), "az-score: a checked position set holds an unreadable position");
+    Position<G> p{*state, {}, {}, -1, stored.band, stored.source};
+    typename G::Move moves[G::kMaxMoves];
+    const int count = G::LegalMoves(p.state, moves);
+    for (int i = 0; i < count; ++i) {
+      p.moves.push_back(moves[i]);
+      p.values.push_back(
+          stored.values[static_cast<std::size_t>(G::PolicyIndex(p.state, moves[i]))]);
+      p.best = std::max(p.best, p.values.back());
+    }
+    positions.push_back(std::move(p));
+  }
+  return positions;
+}
+
+// The onestep baseline's move (ScoreOptions::model), as an index into position.moves.
+template <games::Solvable G>
+int OneStepChoice(const Position<G>& p) {
+  for (std::size_t m = 0; m < p.moves.size(); ++m) {
+    if (internal::WinsAtOnce<G>(p.state, p.moves[m])) return static_cast<int>(m);
+  }
+  for (std::size_t m = 0; m < p.moves.size(); ++m) {
+    if (internal::Careful<G>(p.state, p.moves[m])) return static_cast<int>(m);
+  }
+  return 0;
+}
+
 // The index (into position.moves) of the move the model plays in each position.
 template <games::Solvable G>
-Result<std::vector<int>> Choices(const ScoreOptions& options,
-                                 nn::NetworkEvaluator<G>* network,
+Result<std::vector<int>> Choices(const ScoreOptions& options, nn::NetworkEvaluator<G>* network,
                                  const std::vector<Position<G>>& positions) {
   std::vector<int> choices(positions.size(), 0);
+  if (options.model == "onestep") {
+    for (std::size_t i = 0; i < positions.size(); ++i) choices[i] = OneStepChoice<G>(positions[i]);
+    return choices;
+  }
   if (options.simulations == 0) {
     if (network == nullptr) return choices;  // uniform: the first legal move
     constexpr std::size_t kBatch = 256;
@@ -136,8 +154,8 @@ Result<std::vector<int>> Choices(const ScoreOptions& options,
       }
       AZ_RETURN_IF_ERROR(network->Evaluate(leaves, evals));
       for (std::size_t k = 0; k < leaves.size(); ++k) {
-        choices[begin + k] = static_cast<int>(
-            std::max_element(priors[k].begin(), priors[k].end()) - priors[k].begin());
+        choices[begin + k] = static_cast<int>(std::max_element(priors[k].begin(), priors[k].end()) -
+                                              priors[k].begin());
       }
     }
     return choices;
@@ -173,7 +191,7 @@ template <games::Solvable G>
 Result<std::vector<Position<G>>> PlayerPositions(const ScoreOptions& options,
                                                  nn::NetworkEvaluator<G>* network) {
   std::vector<Position<G>> out;
-  std::set<std::vector<std::uint8_t>> seen;
+  std::set<std::string> seen;
   for (int model_side = 0; model_side < 2; ++model_side) {
     std::vector<typename G::State> frontier = {G::NewGame(0)};
     while (!frontier.empty()) {
@@ -191,8 +209,9 @@ Result<std::vector<Position<G>>> PlayerPositions(const ScoreOptions& options,
         continue;
       }
       const typename G::Record record = G::ToRecord(state);
-      const auto* bytes = reinterpret_cast<const std::uint8_t*>(&record);
-      if (!seen.insert(std::vector<std::uint8_t>(bytes, bytes + sizeof record)).second) continue;
+      if (!seen.insert(std::string(reinterpret_cast<const char*>(&record), sizeof record)).second) {
+        continue;
+      }
       std::vector<Position<G>> one = {Solved<G>(state)};
       AZ_ASSIGN_OR_RETURN(std::vector<int> choice, Choices<G>(options, network, one));
       typename G::State child = state;
@@ -208,44 +227,83 @@ template <games::Solvable G>
 Result<ScoreReport> Score(const ScoreOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<nn::NetworkEvaluator<G>> network;
-  if (options.model != "uniform") {
+  if (options.model != "uniform" && options.model != "onestep") {
     nn::RuntimeOptions runtime;
     runtime.device = nn::DeviceChoice::kCpu;
     runtime.intra_op_threads = options.threads;
     AZ_ASSIGN_OR_RETURN(network, nn::NetworkEvaluator<G>::Load(options.model, runtime));
   }
+  ScoreReport report;
+  report.game = std::string(G::kName);
+  report.model = options.model;
+  report.simulations = options.simulations;
+  report.as_player = options.as_player;
+  constexpr bool kEnumerable = requires { requires G::kEnumerable; };
+
   std::vector<Position<G>> positions;
+  std::optional<PositionSet> stored;
+  std::string path = options.positions_file;
+  if (path.empty() && !options.set.empty()) path = ShippedSetPath(G::kName, options.set);
+  if (path.empty() && !options.as_player && options.positions == 0 && !kEnumerable) {
+    path = ShippedSetPath(G::kName, "small");
+  }
   if (options.as_player) {
-    if constexpr (requires { requires G::kEnumerable; }) {
+    if constexpr (kEnumerable) {
       AZ_ASSIGN_OR_RETURN(positions, PlayerPositions<G>(options, network.get()));
+      report.set = "as-player";
     } else {
       return InvalidArgument("--as-player needs a game small enough to enumerate");
     }
+  } else if (!path.empty()) {
+    AZ_ASSIGN_OR_RETURN(stored, ReadPositionSet(path));
+    if (stored->game != G::kName) {
+      return InvalidArgument(path + " is a set of " + stored->game + " positions, not " +
+                             std::string(G::kName));
+    }
+    positions = StoredSet<G>(*stored);
+    report.set = path;
   } else {
-    positions = PositionSet<G>(options);
+    positions = SolvedSet<G>(options);
+    report.set = kEnumerable ? "reachable" : "random " + std::to_string(options.positions);
   }
   AZ_ASSIGN_OR_RETURN(std::vector<int> choices, Choices<G>(options, network.get(), positions));
 
-  ScoreReport report;
-  report.game = std::string(G::kName);
-  report.as_player = options.as_player;
-  int max_ply = 0;
-  for (const auto& p : positions) max_ply = std::max(max_ply, G::Ply(p.state));
-  // Three bands of plies, as even as the range allows.
-  const int width = max_ply / 3 + 1;
-  for (int b = 0; b < 3; ++b) report.bands.push_back({b * width, b * width + width - 1, 0, 0});
+  if (stored) {
+    for (const PlyBand& band : stored->bands) {
+      report.bands.emplace_back();
+      report.bands.back().min_ply = band.min_ply;
+      report.bands.back().max_ply = band.max_ply;
+    }
+    for (int s = 0; s < kSources; ++s) {
+      report.sources.emplace_back();
+      report.sources.back().source = std::string(kSourceNames[s]);
+    }
+  } else {
+    // Three bands of plies, as even as the range allows.
+    int max_ply = 0;
+    for (Position<G>& p : positions) max_ply = std::max(max_ply, G::Ply(p.state));
+    const int width = max_ply / 3 + 1;
+    for (int b = 0; b < 3; ++b) {
+      report.bands.emplace_back();
+      report.bands.back().min_ply = b * width;
+      report.bands.back().max_ply = b * width + width - 1;
+    }
+    for (Position<G>& p : positions) p.band = G::Ply(p.state) / width;
+  }
+  const auto count = [](Tally& tally, bool kept, bool trivial) {
+    ++tally.positions;
+    tally.kept += kept;
+    tally.trivial += trivial;
+  };
   for (std::size_t i = 0; i < positions.size(); ++i) {
     const Position<G>& p = positions[i];
     const bool kept = p.values[static_cast<std::size_t>(choices[i])] == p.best;
-    const bool trivial = std::all_of(p.values.begin(), p.values.end(),
-                                     [&p](int v) { return v == p.best; });
-    ++report.positions;
-    report.kept += kept;
-    report.trivial += trivial;
-    BandScore& band = report.bands[static_cast<std::size_t>(G::Ply(p.state) / width)];
-    ++band.positions;
-    band.kept += kept;
+    const bool trivial = p.trivial();
+    count(report, kept, trivial);
+    count(report.bands[static_cast<std::size_t>(p.band)], kept, trivial);
+    if (stored) count(report.sources[static_cast<std::size_t>(p.source)], kept, trivial);
   }
+  std::erase_if(report.sources, [](const SourceScore& s) { return s.positions == 0; });
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
@@ -257,9 +315,19 @@ Result<ScoreReport> ScoreModel(const ScoreOptions& options) {
   if (!game->has_solver) {
     return InvalidArgument("game " + std::string(game->name) + " has no solver to score against");
   }
-  if (options.simulations < 0 || options.threads < 1 || options.positions < 1 ||
+  if (options.simulations < 0 || options.threads < 1 || options.positions < 0 ||
       options.min_ply < 0 || options.max_ply < options.min_ply) {
     return InvalidArgument("score options out of range");
+  }
+  if ((!options.positions_file.empty()) + (!options.set.empty()) + (options.positions > 0) > 1) {
+    return InvalidArgument("give at most one of a positions file, a set name and a count");
+  }
+  if (options.as_player &&
+      (!options.positions_file.empty() || !options.set.empty() || options.positions > 0)) {
+    return InvalidArgument("--as-player makes its own positions: no set or count with it");
+  }
+  if (options.model == "onestep" && options.simulations > 0) {
+    return InvalidArgument("the onestep baseline plays without search: --simulations 0");
   }
   return games::VisitGame(game->id, [&]<games::GameDefinition G>() -> Result<ScoreReport> {
     if constexpr (games::Solvable<G>) {
@@ -270,18 +338,53 @@ Result<ScoreReport> ScoreModel(const ScoreOptions& options) {
   });
 }
 
+namespace {
+
+std::string Percent(double share) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * share);
+  return text;
+}
+
+// "positions N kept K (S%) trivial T non-trivial U%"
+std::string TallyText(const Tally& tally) {
+  char line[160];
+  std::snprintf(line, sizeof line, "positions %5d kept %5d (%s) trivial %4d non-trivial %s",
+                tally.positions, tally.kept, Percent(tally.share()).c_str(), tally.trivial,
+                Percent(tally.nontrivial_share()).c_str());
+  return line;
+}
+
+nlohmann::json TallyJson(const Tally& tally) {
+  return {{"positions", tally.positions},
+          {"kept", tally.kept},
+          {"share", tally.share()},
+          {"trivial", tally.trivial},
+          {"nontrivial_share", tally.nontrivial_share()}};
+}
+
+}  // namespace
+
 std::string FormatReport(const ScoreReport& report) {
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line,
-                "score %s%s positions %d kept %d (%.1f%%) trivial %d in %.1f s\n",
+                "score %s%s positions %d kept %d (%s) trivial %d non-trivial %s in %.1f s%s\n",
                 report.game.c_str(), report.as_player ? " as-player" : "", report.positions,
-                report.kept, 100 * report.share(), report.trivial, report.seconds);
+                report.kept, Percent(report.share()).c_str(), report.trivial,
+                Percent(report.nontrivial_share()).c_str(), report.seconds,
+                report.set.find('/') == std::string::npos
+                    ? ""
+                    : (" [" + std::filesystem::path(report.set).filename().string() + "]").c_str());
   std::string text = line;
   for (const BandScore& band : report.bands) {
     if (band.positions == 0) continue;
-    std::snprintf(line, sizeof line, "  plies %2d-%-2d positions %5d kept %5d (%.1f%%)\n",
-                  band.min_ply, band.max_ply, band.positions, band.kept,
-                  100.0 * band.kept / band.positions);
+    std::snprintf(line, sizeof line, "  plies  %2d-%-2d %s\n", band.min_ply, band.max_ply,
+                  TallyText(band).c_str());
+    text += line;
+  }
+  for (const SourceScore& source : report.sources) {
+    std::snprintf(line, sizeof line, "  %-12s %s\n", source.source.c_str(),
+                  TallyText(source).c_str());
     text += line;
   }
   return text;
@@ -290,20 +393,27 @@ std::string FormatReport(const ScoreReport& report) {
 std::string ReportJson(const ScoreReport& report) {
   nlohmann::json bands = nlohmann::json::array();
   for (const BandScore& band : report.bands) {
-    bands.push_back({{"min_ply", band.min_ply},
-                     {"max_ply", band.max_ply},
-                     {"positions", band.positions},
-                     {"kept", band.kept}});
+    nlohmann::json entry = TallyJson(band);
+    entry["min_ply"] = band.min_ply;
+    entry["max_ply"] = band.max_ply;
+    bands.push_back(entry);
   }
-  return nlohmann::json{{"game", report.game},
-                        {"as_player", report.as_player},
-                        {"positions", report.positions},
-                        {"kept", report.kept},
-                        {"share", report.share()},
-                        {"trivial", report.trivial},
-                        {"seconds", report.seconds},
-                        {"bands", bands}}
-      .dump();
+  nlohmann::json sources = nlohmann::json::array();
+  for (const SourceScore& source : report.sources) {
+    nlohmann::json entry = TallyJson(source);
+    entry["source"] = source.source;
+    sources.push_back(entry);
+  }
+  nlohmann::json json = TallyJson(report);
+  json["game"] = report.game;
+  json["model"] = report.model;
+  json["simulations"] = report.simulations;
+  json["as_player"] = report.as_player;
+  json["set"] = report.set;
+  json["seconds"] = report.seconds;
+  json["bands"] = bands;
+  json["sources"] = sources;
+  return json.dump();
 }
 
 }  // namespace az::score
