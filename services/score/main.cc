@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
   app.add_option("--simulations", options.simulations, "0: the raw policy; N: MCTS, N playouts")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
-  app.add_option("--threads", options.threads, "LibTorch threads")->check(CLI::Range(1, 256));
+  app.add_option("--threads", options.threads,
+                 "LibTorch threads; with --generate, bands solved at once")
+      ->check(CLI::Range(1, 256));
   app.add_option("--positions-file", options.positions_file,
                  "a stored position set (az-score --generate); Connect Four's default is the "
                  "shipped small set");
@@ -117,6 +119,7 @@ int main(int argc, char** argv) {
     generate.positions = options.positions;
     generate.seed = options.seed;
     generate.bands = *parsed;
+    generate.threads = options.threads;
     std::string command = "az-score --game " + generate.game + " --generate " + generate_path +
                           " --positions " + std::to_string(generate.positions) + " --seed " +
                           std::to_string(generate.seed) + " --bands " + bands + " --strong-from " +

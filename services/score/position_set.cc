@@ -1,13 +1,16 @@
 #include "services/score/position_set.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "core/base/check.h"
 #include "core/games/registry.h"
@@ -153,12 +156,49 @@ class Generator {
  public:
   explicit Generator(const GenerateOptions& options) : options_(options) {}
 
+  // Bands are independent (no position is in two: their plies differ), so they are made on up to
+  // `threads` threads, each with its own solver, and the set is the same for any thread count.
   Status Run(PositionSet& set, const GenerateProgress& progress) {
-    const int groups = static_cast<int>(options_.bands.size()) * kSources;
+    const int bands = static_cast<int>(options_.bands.size());
+    std::vector<std::vector<StoredPosition>> made(static_cast<std::size_t>(bands));
+    std::vector<Status> status(static_cast<std::size_t>(bands));
+    std::atomic<int> next{0};
+    std::mutex mutex;
     int done = 0;
-    for (int group = 0; group < groups; ++group) {
-      const int band = group / kSources;
-      const int source = group % kSources;
+    const auto added = [&] {
+      const std::lock_guard lock(mutex);
+      ++done;
+      if (progress) progress(done, options_.positions);
+    };
+    const auto work = [&] {
+      for (int band; (band = next++) < bands;) {
+        status[static_cast<std::size_t>(band)] =
+            Band(band, made[static_cast<std::size_t>(band)], added);
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 1; t < std::min(options_.threads, bands); ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& thread : threads) thread.join();
+    for (int band = 0; band < bands; ++band) {
+      AZ_RETURN_IF_ERROR(status[static_cast<std::size_t>(band)]);
+      for (StoredPosition& p : made[static_cast<std::size_t>(band)]) {
+        set.positions.push_back(std::move(p));
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  using State = typename G::State;
+  using Move = typename G::Move;
+
+  // The positions of one band, source after source, each group from its own PRNG stream.
+  Status Band(int band, std::vector<StoredPosition>& out, const std::function<void()>& added) {
+    const int groups = static_cast<int>(options_.bands.size()) * kSources;
+    std::set<std::string> seen;
+    for (int source = 0; source < kSources; ++source) {
+      const int group = band * kSources + source;
       const int quota = options_.positions / groups + (group < options_.positions % groups);
       std::uint64_t stream = options_.seed;
       for (int k = 0; k <= group; ++k) mcts::SplitMix64(stream);
@@ -171,21 +211,17 @@ class Generator {
                                     std::to_string(made) + " new positions in " +
                                     std::to_string(tries - 1) + " tries");
         }
-        std::optional<StoredPosition> position = Play(options_.bands[band], source, rng);
+        std::optional<StoredPosition> position = Play(options_.bands[band], source, rng, seen);
         if (!position) continue;
         position->band = band;
         position->source = source;
-        set.positions.push_back(std::move(*position));
+        out.push_back(std::move(*position));
         ++made;
-        if (progress) progress(++done, options_.positions);
+        added();
       }
     }
     return Status::Ok();
   }
-
- private:
-  using State = typename G::State;
-  using Move = typename G::Move;
 
   static std::size_t Below(mcts::Rng& rng, std::size_t n) {
     return static_cast<std::size_t>(rng.Next() % n);
@@ -193,7 +229,8 @@ class Generator {
 
   // One line of play to a ply drawn in the band; nothing when the game ends before it or the
   // position was already made.
-  std::optional<StoredPosition> Play(const PlyBand& band, int source, mcts::Rng& rng) {
+  std::optional<StoredPosition> Play(const PlyBand& band, int source, mcts::Rng& rng,
+                                     std::set<std::string>& seen) {
     const int target =
         band.min_ply +
         static_cast<int>(Below(rng, static_cast<std::size_t>(band.max_ply - band.min_ply + 1)));
@@ -233,7 +270,7 @@ class Generator {
     if (GameOver<G>(state)) return std::nullopt;
     // Seen before (stored, or trivial and refused): drawn again without solving it again.
     const typename G::Record record = G::ToRecord(state);
-    if (!seen_.insert(std::string(reinterpret_cast<const char*>(&record), sizeof record)).second) {
+    if (!seen.insert(std::string(reinterpret_cast<const char*>(&record), sizeof record)).second) {
       return std::nullopt;
     }
     const SolvedPosition<G> solved = internal::Solve<G>(state);
@@ -264,7 +301,6 @@ class Generator {
   }
 
   const GenerateOptions& options_;
-  std::set<std::string> seen_;
 };
 
 }  // namespace
@@ -411,7 +447,8 @@ Result<PositionSet> GeneratePositionSet(const GenerateOptions& options,
   if (!game->has_solver) {
     return InvalidArgument("game " + std::string(game->name) + " has no solver to reference");
   }
-  if (options.positions < 1 || options.bands.empty() || options.strong_from < 0) {
+  if (options.positions < 1 || options.bands.empty() || options.strong_from < 0 ||
+      options.threads < 1) {
     return InvalidArgument("generate options out of range");
   }
   for (std::size_t b = 0; b < options.bands.size(); ++b) {

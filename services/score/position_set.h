@@ -111,9 +111,12 @@ struct GenerateOptions {
   // dilute the figures); by default they are drawn again.
   bool include_trivial = false;
   std::uint64_t seed = 1;
+  // Bands made at once, one solver each (Connect Four's: 64 MiB). The set does not depend on it.
+  int threads = 1;
 };
 
-// Called after each position is added: positions done, positions asked for.
+// Called after each position is added (from one thread at a time): positions done, positions
+// asked for.
 using GenerateProgress = std::function<void(int done, int total)>;
 
 // Builds a set: for each band and source its share of positions, at plies drawn uniformly in the

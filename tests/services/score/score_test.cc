@@ -197,6 +197,9 @@ TEST(ScoreTest, GeneratedSetsAreDeterministicAndReadBack) {
   Result<PositionSet> again = GeneratePositionSet(TinyConnectFour());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(FormatPositionSet(*set), FormatPositionSet(*again));
+  GenerateOptions threaded = TinyConnectFour();
+  threaded.threads = 2;  // a band each: the same set
+  EXPECT_EQ(FormatPositionSet(*GeneratePositionSet(threaded)), FormatPositionSet(*set));
   GenerateOptions other = TinyConnectFour();
   other.seed = 2;
   EXPECT_NE(FormatPositionSet(*GeneratePositionSet(other)), FormatPositionSet(*set));
