@@ -1,6 +1,7 @@
 // azctl learner ...: the learner's own subcommands (docs/learner.md, "Control").
 //
-//   azctl learner status [--json]          step, losses, beta, lr, samples/s, model, checkpoint
+//   azctl learner status [--json]          step, losses, beta, lr, samples/s, model, checkpoint,
+//                                          solver benchmark, collapse warning
 //   azctl learner checkpoint [--wait S]    write a checkpoint now and print where
 
 #include <cstdio>
@@ -48,6 +49,21 @@ void PrintStatus(const ipc::Reply& reply) {
             << "\n";
   std::cout << "checkpoint: " << Text(b, "checkpoint_path") << " (step "
             << Text(b, "checkpoint_step") << ")\n";
+  // Games with a solver: the newest model's score against it, and the run's best.
+  if (b.contains("benchmark") && b["benchmark"].is_object()) {
+    const nlohmann::json& m = b["benchmark"];
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "benchmark:  model %s keeps the solver's value in %.1f%% (non-trivial %.1f%%), "
+                  "best %.1f%% (model %s)\n",
+                  Text(m, "model_version").c_str(), 100 * m.value("share", 0.0),
+                  100 * m.value("nontrivial_share", 0.0), 100 * m.value("best_share", 0.0),
+                  Text(m, "best_model_version").c_str());
+    std::cout << line;
+  }
+  if (b.value("collapse_suspected", false)) {
+    std::cout << "WARNING:    " << Text(b, "collapse_warning") << "\n";
+  }
 }
 
 void AddLearnerCommands(CLI::App& app, Context& context) {

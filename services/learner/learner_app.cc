@@ -132,6 +132,17 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
                                                     self->server_->shutdown_requested();
                                            }}));
 
+  app->collapse_ = CollapseWatch({.max_drop = c.collapse_drop,
+                                  .min_value_loss = c.collapse_value_loss,
+                                  .min_steps = kLossAverageSteps});
+  if (c.benchmark && SolverBenchmark::Available(c.game)) {
+    app->benchmark_ = std::make_unique<SolverBenchmark>(
+        c.game, [self](const Result<BenchmarkResult>& result) { self->RecordBenchmark(result); });
+    AZ_LOG(kInfo) << "scoring every " << c.benchmark_every
+                  << (c.benchmark_every == 1 ? "" : "th")
+                  << " published model against the " << c.game << " solver in the background";
+  }
+
   const std::uint64_t step = app->trainer_->counters().steps;
   if (app->metrics_) {
     app->metrics_->SetRestored(step, app->model_version_ < 0 ? 0 : app->model_version_);
@@ -148,7 +159,9 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
 }
 
 LearnerApp::~LearnerApp() {
-  // The server first: its thread calls StatusJson, which reads the rest.
+  // The benchmark's thread writes the status and the metrics: it stops first.
+  benchmark_.reset();
+  // The server next: its thread calls StatusJson, which reads the rest.
   server_.reset();
 }
 
@@ -203,9 +216,13 @@ void LearnerApp::Stop() {
 
 nlohmann::json LearnerApp::StatusJson() {
   Snapshot s;
+  std::pair<double, std::uint64_t> collapse_best;
+  bool collapse_suspected = false;
   {
     std::lock_guard lock(status_mutex_);
     s = snapshot_;
+    collapse_best = {collapse_.best_share(), collapse_.best_model()};
+    collapse_suspected = collapse_.suspected();
   }
   return {{"game", config_.game},
           {"net", config_.net_config.ToString()},
@@ -241,6 +258,19 @@ nlohmann::json LearnerApp::StatusJson() {
           {"checkpoint_step", s.checkpoint_step},
           {"resumed_from", s.resumed_from},
           {"last_error", s.last_error},
+          {"benchmark",
+           s.benchmark_model < 0
+               ? nlohmann::json(nullptr)
+               : nlohmann::json{{"model_version", s.benchmark.model_version},
+                                {"set", s.benchmark.set},
+                                {"positions", s.benchmark.positions},
+                                {"kept", s.benchmark.kept},
+                                {"share", s.benchmark.share},
+                                {"nontrivial_share", s.benchmark.nontrivial_share},
+                                {"best_share", collapse_best.first},
+                                {"best_model_version", collapse_best.second}}},
+          {"collapse_suspected", collapse_suspected},
+          {"collapse_warning", s.collapse_warning},
           {"events_endpoint", config_.events_endpoint},
           {"metrics_port", metrics_port()}};
 }
@@ -367,6 +397,43 @@ void LearnerApp::Record(const StepOutcome& outcome) {
     snapshot_.initial_value_loss = snapshot_.value_loss_avg;
   }
   snapshot_.samples_trained += r.samples;
+  if (std::optional<std::string> warning =
+          collapse_.ObserveValueLoss(snapshot_.value_loss_avg, snapshot_.averaged_steps)) {
+    WarnCollapse("value_loss", *warning);
+  }
+  if (metrics_) metrics_->SetCollapse(collapse_.benchmark_falling(), collapse_.value_loss_collapsed());
+}
+
+void LearnerApp::WarnCollapse(std::string_view reason, const std::string& warning) {
+  AZ_LOG(kWarning) << warning;
+  snapshot_.collapse_warning = warning;
+  if (metrics_) metrics_->CountCollapseWarning(reason);
+}
+
+void LearnerApp::RecordBenchmark(const Result<BenchmarkResult>& result) {
+  if (!result.ok()) {
+    AZ_LOG(kWarning) << "solver benchmark failed: " << result.status().ToString();
+    if (metrics_) metrics_->CountBenchmarkFailure();
+    return;
+  }
+  const BenchmarkResult& r = *result;
+  std::lock_guard lock(status_mutex_);
+  const std::optional<std::string> warning = collapse_.ObserveBenchmark(r);
+  snapshot_.benchmark_model = static_cast<std::int64_t>(r.model_version);
+  snapshot_.benchmark = r;
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << "benchmark: model " << r.model_version
+       << " keeps the solver's value in " << r.kept << "/" << r.positions << " positions ("
+       << 100 * r.share << "%, non-trivial " << 100 * r.nontrivial_share << "%), best "
+       << 100 * collapse_.best_share() << "% (model " << collapse_.best_model() << "), "
+       << std::setprecision(2) << r.seconds << " s";
+  AZ_LOG(kInfo) << line.str();
+  if (metrics_) {
+    metrics_->ObserveBenchmark(r.model_version, r.share, r.nontrivial_share,
+                               collapse_.best_share());
+    metrics_->SetCollapse(collapse_.benchmark_falling(), collapse_.value_loss_collapsed());
+  }
+  if (warning) WarnCollapse("benchmark_drop", *warning);
 }
 
 std::optional<std::uint64_t> LearnerApp::model_version() const {
@@ -392,6 +459,7 @@ Status LearnerApp::PublishModel() {
   AZ_LOG(kInfo) << "published model " << version << " (step " << trainer_->counters().steps
                 << ") at " << model.path << ", " << model.checksum;
   if (metrics_) metrics_->ObservePublish(version);
+  if (benchmark_ && version % config_.benchmark_every == 0) benchmark_->Submit(version, model.path);
   std::lock_guard lock(status_mutex_);
   snapshot_.model_version = model_version_;
   snapshot_.model_path = model.path;

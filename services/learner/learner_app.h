@@ -19,6 +19,10 @@
 // size, rate-limited, down or restarting) the loop waits, says so in the log every few seconds and
 // in `status`, and goes on when it can.
 //
+// Games with an exact solver also score every --benchmark-every-th published model against it on a
+// thread of their own (solver_benchmark.h): the run's learning curve in the log, `status`
+// ("benchmark") and the metrics, watched for collapse together with the value loss.
+//
 // Commands: checkpoint (writes one now, answers with its path and step), plus the built-in status
 // (step, beta, lr, last losses, samples/s, model version, what the loop is doing), pause (stops
 // stepping after the step in hand), resume, shutdown, commands.
@@ -45,6 +49,7 @@
 #include "services/learner/loop/learner_loop.h"
 #include "services/learner/model_publisher.h"
 #include "services/learner/replay_batch_source.h"
+#include "services/learner/solver_benchmark.h"
 #include "services/learner/loop/training_batch.h"
 
 namespace az::learner {
@@ -112,6 +117,11 @@ class LearnerApp : private LearnerLoopHooks {
     std::uint64_t checkpoint_step = 0;
     std::string resumed_from;
     std::string last_error;
+    // The newest solver benchmark (benchmark_model < 0: none yet) and the collapse watch's
+    // newest warning.
+    std::int64_t benchmark_model = -1;
+    BenchmarkResult benchmark;
+    std::string collapse_warning;
   };
 
   explicit LearnerApp(const LearnerConfig& config) : config_(config) {}
@@ -131,6 +141,9 @@ class LearnerApp : private LearnerLoopHooks {
   void ServeCheckpointRequests();
   void LogProgress(bool force);
   void UpdateRate();
+  // On the benchmark's thread: a model's score into status, metrics, the log and the watch.
+  void RecordBenchmark(const Result<BenchmarkResult>& result);
+  void WarnCollapse(std::string_view reason, const std::string& warning);  // under status_mutex_
 
   LearnerConfig config_;
   std::unique_ptr<nn::Trainer> trainer_;
@@ -150,6 +163,7 @@ class LearnerApp : private LearnerLoopHooks {
 
   std::mutex status_mutex_;
   Snapshot snapshot_;
+  CollapseWatch collapse_{{}};  // under status_mutex_
 
   // The loop's own.
   std::int64_t model_version_ = -1;  // newest published; -1: none yet
@@ -160,6 +174,9 @@ class LearnerApp : private LearnerLoopHooks {
   std::uint64_t samples_at_last_rate_ = 0;
   std::uint64_t samples_at_last_log_ = 0;
   std::uint64_t step_at_last_log_ = 0;
+
+  // Last, so that it stops first: its thread calls RecordBenchmark, which uses the rest.
+  std::unique_ptr<SolverBenchmark> benchmark_;
 };
 
 }  // namespace az::learner

@@ -74,6 +74,22 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
   app.add_option("--max-grad-norm", c.max_grad_norm, "clip the total gradient norm; 0: off")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
+  app.add_option("--benchmark", c.benchmark,
+                 "score each published model's raw policy against the game's exact solver (games "
+                 "with one: Connect Four, tic-tac-toe) in the background: log, status, metrics")
+      ->capture_default_str();
+  app.add_option("--benchmark-every", c.benchmark_every,
+                 "score every N-th published model (the newest waiting one when scoring lags)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
+      ->capture_default_str();
+  app.add_option("--collapse-drop", c.collapse_drop,
+                 "warn when the benchmark share falls this far below the run's best; 0: off")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--collapse-value-loss", c.collapse_value_loss,
+                 "warn when the value loss average falls below this; 0: off")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
   app.add_option("--max-steps", c.max_steps,
                  "checkpoint and exit 0 at this optimizer step; 0: train until stopped")
       ->capture_default_str();
@@ -203,6 +219,10 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"publish_every", c.publish_every},
           {"model_keep", c.model_keep},
           {"resume", c.resume},
+          {"benchmark", c.benchmark},
+          {"benchmark_every", c.benchmark_every},
+          {"collapse_drop", c.collapse_drop},
+          {"collapse_value_loss", c.collapse_value_loss},
           {"metrics_port", c.metrics_port},
           {"metrics_bind", c.metrics_bind},
           {"log_interval", c.log_interval},

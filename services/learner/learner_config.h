@@ -69,6 +69,13 @@ struct LearnerConfig : service::ServiceOptions {
   int model_keep = 20;                // published models kept besides model-0; 0: all
   bool resume = true;                 // resume from the newest valid checkpoint
 
+  // The learning curve (solver_benchmark.h): games with a solver score every
+  // `benchmark_every`-th published model against it; the collapse watch's thresholds.
+  bool benchmark = true;
+  std::uint64_t benchmark_every = 1;  // published models
+  double collapse_drop = 0.05;        // benchmark share below the run's best by this; 0: off
+  double collapse_value_loss = 0.01;  // value loss average below this; 0: off
+
   // Derived by FinalizeConfig.
   service::GameKind game_kind = games::Chess::kId;
   nn::NetConfig net_config;

@@ -87,7 +87,33 @@ struct LearnerMetrics::Families {
                            "Models published by this process")),
         rollbacks(MakeCounter(r, "az_learner_rollbacks_total",
                               "Reloads of the newest checkpoint after non-finite batches in a "
-                              "row")) {}
+                              "row")),
+        benchmark_family(prometheus::BuildGauge()
+                             .Name("az_learner_benchmark_share")
+                             .Help("Share of the solver benchmark's positions where the newest "
+                                   "scored model's raw policy keeps the game's value: over all "
+                                   "of them, over the non-trivial ones, and the run's best")
+                             .Register(r)),
+        benchmark_all(benchmark_family.Add({{"positions", "all"}})),
+        benchmark_nontrivial(benchmark_family.Add({{"positions", "nontrivial"}})),
+        benchmark_best(benchmark_family.Add({{"positions", "best"}})),
+        benchmark_model(MakeGauge(r, "az_learner_benchmark_model_version",
+                                  "Model version of the newest solver benchmark")),
+        benchmark_failures(MakeCounter(r, "az_learner_benchmark_failures_total",
+                                       "Published models the solver benchmark could not score")),
+        collapse_family(prometheus::BuildGauge()
+                            .Name("az_learner_collapse_suspected")
+                            .Help("1 while a sign of collapse holds: the benchmark share far "
+                                  "below the run's best, or the value loss near zero")
+                            .Register(r)),
+        collapse_benchmark(collapse_family.Add({{"reason", "benchmark_drop"}})),
+        collapse_value(collapse_family.Add({{"reason", "value_loss"}})),
+        warnings_family(prometheus::BuildCounter()
+                            .Name("az_learner_collapse_warnings_total")
+                            .Help("Collapse warnings raised, by sign")
+                            .Register(r)),
+        warnings_benchmark(warnings_family.Add({{"reason", "benchmark_drop"}})),
+        warnings_value(warnings_family.Add({{"reason", "value_loss"}})) {}
 
   prometheus::Family<Gauge>& loss_family;
   Gauge& loss_policy;
@@ -119,6 +145,18 @@ struct LearnerMetrics::Families {
   Gauge& model_version;
   Counter& models;
   Counter& rollbacks;
+  prometheus::Family<Gauge>& benchmark_family;
+  Gauge& benchmark_all;
+  Gauge& benchmark_nontrivial;
+  Gauge& benchmark_best;
+  Gauge& benchmark_model;
+  Counter& benchmark_failures;
+  prometheus::Family<Gauge>& collapse_family;
+  Gauge& collapse_benchmark;
+  Gauge& collapse_value;
+  prometheus::Family<Counter>& warnings_family;
+  Counter& warnings_benchmark;
+  Counter& warnings_value;
 };
 
 LearnerMetrics::LearnerMetrics(prometheus::Registry& registry)
@@ -178,5 +216,24 @@ void LearnerMetrics::CountRollback() { m_->rollbacks.Increment(); }
 void LearnerMetrics::SetBeta(double beta) { m_->beta.Set(beta); }
 void LearnerMetrics::SetSamplesPerSecond(double rate) { m_->samples_per_second.Set(rate); }
 void LearnerMetrics::SetWaiting(bool waiting) { m_->waiting.Set(waiting ? 1 : 0); }
+
+void LearnerMetrics::ObserveBenchmark(std::uint64_t model_version, double share,
+                                      double nontrivial_share, double best_share) {
+  m_->benchmark_all.Set(share);
+  m_->benchmark_nontrivial.Set(nontrivial_share);
+  m_->benchmark_best.Set(best_share);
+  m_->benchmark_model.Set(static_cast<double>(model_version));
+}
+
+void LearnerMetrics::CountBenchmarkFailure() { m_->benchmark_failures.Increment(); }
+
+void LearnerMetrics::SetCollapse(bool benchmark_falling, bool value_loss_collapsed) {
+  m_->collapse_benchmark.Set(benchmark_falling ? 1 : 0);
+  m_->collapse_value.Set(value_loss_collapsed ? 1 : 0);
+}
+
+void LearnerMetrics::CountCollapseWarning(std::string_view reason) {
+  (reason == "value_loss" ? m_->warnings_value : m_->warnings_benchmark).Increment();
+}
 
 }  // namespace az::learner

@@ -35,6 +35,13 @@ class LearnerMetrics {
   void SetBeta(double beta);
   void SetSamplesPerSecond(double rate);
   void SetWaiting(bool waiting);  // 1 while the replay daemon cannot serve a batch
+  // A published model's solver benchmark (solver_benchmark.h), and the run's best so far.
+  void ObserveBenchmark(std::uint64_t model_version, double share, double nontrivial_share,
+                        double best_share);
+  void CountBenchmarkFailure();
+  // The collapse watch's signs, and a warning raised (reason: benchmark_drop or value_loss).
+  void SetCollapse(bool benchmark_falling, bool value_loss_collapsed);
+  void CountCollapseWarning(std::string_view reason);
 
  private:
   struct Families;

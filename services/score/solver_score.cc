@@ -315,7 +315,7 @@ Result<ScoreReport> ScoreModel(const ScoreOptions& options) {
   if (!game->has_solver) {
     return InvalidArgument("game " + std::string(game->name) + " has no solver to score against");
   }
-  if (options.simulations < 0 || options.threads < 1 || options.positions < 0 ||
+  if (options.simulations < 0 || options.threads < 0 || options.positions < 0 ||
       options.min_ply < 0 || options.max_ply < options.min_ply) {
     return InvalidArgument("score options out of range");
   }

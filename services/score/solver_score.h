@@ -24,7 +24,7 @@ struct ScoreOptions {
   // cannot win at once, else the first legal move).
   std::string model = "uniform";
   int simulations = 0;  // 0: the raw policy's most probable move; N: MCTS, N playouts
-  int threads = 1;      // LibTorch intra-op threads
+  int threads = 1;      // LibTorch intra-op threads; 0: the process's setting is left alone
   // Which positions. A stored set (position_set.h): `positions_file`, or the shipped set named
   // `set` (ShippedSetPath: "small", "full"). Else, with `positions` > 0, that many positions from
   // seeded random play at plies [min_ply, max_ply], solved now (slow for Connect Four: ~80 s for

@@ -126,6 +126,9 @@ TEST_F(LearnerServiceTest, TrainsSendsPrioritiesCheckpointsPublishesAndResumesAt
   EXPECT_EQ(model->path, Path("models/model-4.azw"));
   EXPECT_EQ(model->checksum, *FileChecksum(model->path));
   EXPECT_THAT(learner->LogText(), HasSubstr("published model 4 (step 20)"));
+  // Connect Four has a solver: the published models were scored against its benchmark set.
+  EXPECT_THAT(learner->LogText(), HasSubstr("benchmark: model 0 keeps the solver's value in "));
+  EXPECT_THAT(learner->LogText(), HasSubstr("/300 positions"));
 
   // A restart resumes at step 20; the model versions go on from 4.
   auto again = StartLearner({"--batch", "64", "--publish-every", "5", "--checkpoint-every", "10",
@@ -186,6 +189,18 @@ TEST_F(LearnerServiceTest, MalformedRecordsAreDroppedCountedAndDemotedWhileTrain
   EXPECT_THAT(metrics, HasSubstr("az_learner_sample_staleness_model_versions_count"));
   EXPECT_THAT(metrics, HasSubstr("az_learner_skipped_batches_total{reason=\"nonfinite_loss\"} 0"));
   EXPECT_THAT(metrics, HasSubstr("az_learner_priority_updates_total{result=\"applied\"}"));
+  // Model 0 scored against the Connect Four solver: the learning curve's first point.
+  ASSERT_TRUE(learner->WaitForStatus([](const nlohmann::json& s) {
+    return s.contains("benchmark") && s["benchmark"].is_object();
+  })) << learner->LogText();
+  const nlohmann::json benchmark = learner->Status()["benchmark"];
+  EXPECT_EQ(benchmark.value("model_version", -1), 0);
+  EXPECT_EQ(benchmark.value("positions", 0), 300);
+  EXPECT_FALSE(learner->Status().value("collapse_suspected", true));
+  const std::string scored = testing::Scrape(info->metrics_port);
+  EXPECT_THAT(scored, HasSubstr("az_learner_benchmark_share{positions=\"all\"}"));
+  EXPECT_THAT(scored, HasSubstr("az_learner_benchmark_model_version 0"));
+  EXPECT_THAT(scored, HasSubstr("az_learner_collapse_suspected{reason=\"value_loss\"} 0"));
 
   // azctl lays out the learner's status and writes a checkpoint on request.
   const std::string out = dir_.path() + "/azctl.out";
@@ -193,6 +208,7 @@ TEST_F(LearnerServiceTest, MalformedRecordsAreDroppedCountedAndDemotedWhileTrain
   EXPECT_EQ(status.Wait(), 0) << ReadFile(out);
   EXPECT_THAT(ReadFile(out), HasSubstr("network:    connect4 4x32"));
   EXPECT_THAT(ReadFile(out), HasSubstr("samples:    "));
+  EXPECT_THAT(ReadFile(out), HasSubstr("benchmark:  model 0 keeps the solver's value in "));
   ChildProcess checkpoint({AZCTL_BINARY, "--run-dir", dir_.path(), "learner", "checkpoint"}, out,
                           out);
   EXPECT_EQ(checkpoint.Wait(), 0) << ReadFile(out);
