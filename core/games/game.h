@@ -29,6 +29,9 @@
 //     static Move UnpackMove(const State&, std::uint16_t);  // inverse of PackMove in that state
 //     static Record ToRecord(const State&);
 //     static void Undo(State&, Move);  // takes back `move`, the last move played
+//     // Optional: how the search judges a state below its root, when that differs from Outcome
+//     // (chess: a repetition there is a draw). Without it the search uses Outcome everywhere.
+//     static GameOutcome TreeOutcome(const State&, int num_legal_moves);
 //
 //     // Identity, network, self-play (GameDefinition).
 //     static constexpr std::string_view kName = "mygame";  // the --game flag value
@@ -120,12 +123,27 @@ struct NetShape {
   int value_hidden = 256;
 };
 
-// Self-play defaults, used when a flag is left at its "game default" value.
+// Self-play defaults, used when a flag is left at its "game default" value (docs/selfplay.md).
 struct PlayDefaults {
   int simulations = 0;
   int temperature_plies = 0;  // tau 1 for the first N plies, then the most visited move
   float dirichlet_alpha = 0;  // about 10 / (typical legal moves), as AlphaZero scales it
   int max_plies = 0;          // a game cut here is a draw
+  // Uniformly random legal moves at a game's start, a count in [min, max] drawn per game; they
+  // are not recorded as samples. 0, 0: none.
+  int random_opening_plies_min = 0;
+  int random_opening_plies_max = 0;
+  // Resignation: a side whose root value stays below -resign_value for resign_plies consecutive
+  // plies loses; resign_playthrough_fraction of the games are never adjudicated (to count false
+  // positives). 0: off.
+  float resign_value = 0;
+  int resign_plies = 1;
+  float resign_playthrough_fraction = 0;
+  // Draw adjudication: |root value| < draw_adjudicate_value for draw_adjudicate_plies consecutive
+  // plies, all at ply >= draw_adjudicate_min_ply, ends the game drawn. 0: off.
+  float draw_adjudicate_value = 0;
+  int draw_adjudicate_plies = 1;
+  int draw_adjudicate_min_ply = 0;
 };
 
 // Who made a sample.
@@ -171,6 +189,17 @@ concept Game = std::copyable<typename G::State> && std::is_trivially_copyable_v<
   { G::ToRecord(state) } -> std::same_as<typename G::Record>;
   { G::Undo(mutable_state, move) } -> std::same_as<void>;
 };
+
+// How the search judges a state below its root: G::TreeOutcome when the game defines it,
+// G::Outcome otherwise. The root, where the real game stands, is always judged by G::Outcome.
+template <Game G>
+GameOutcome TreeOutcome(const typename G::State& state, int num_legal_moves) {
+  if constexpr (requires { G::TreeOutcome(state, num_legal_moves); }) {
+    return G::TreeOutcome(state, num_legal_moves);
+  } else {
+    return G::Outcome(state, num_legal_moves);
+  }
+}
 
 template <typename G>
 concept GameDefinition = Game<G> && std::is_trivially_copyable_v<typename G::Sample> &&

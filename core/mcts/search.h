@@ -11,8 +11,9 @@
 //   search.Backup();                           // expand the leaves and back their values up
 //
 // Run(evaluator, visits) is that loop with an in-process evaluator. Terminal states (the game's
-// Outcome) are valued exactly and never handed out: a playout that reaches one is backed up inside
-// Gather. Formulas: core/mcts/puct.h. Design and numbers: docs/mcts.md.
+// Outcome at the root, games::TreeOutcome below it) are valued exactly and never handed out: a
+// playout that reaches one is backed up inside Gather. Formulas: core/mcts/puct.h. Design and
+// numbers: docs/mcts.md.
 //
 // Threading: a Search is used by one thread at a time (it may move between threads between calls).
 // Node statistics are relaxed atomics, so a monitoring thread may read them while the owner writes,
@@ -195,7 +196,9 @@ class Search {
           Move* moves = leaf_moves_.data() + moves_used;
           const int count = G::LegalMoves(scratch_, moves);
           AZ_CHECK(count >= 0 && count <= G::kMaxMoves, "LegalMoves beyond kMaxMoves");
-          const games::GameOutcome outcome = G::Outcome(scratch_, count);
+          // Below the root, the game's tree rules (chess: a repetition is a draw).
+          const games::GameOutcome outcome =
+              index == root_ ? G::Outcome(scratch_, count) : games::TreeOutcome<G>(scratch_, count);
           if (games::IsTerminal(outcome)) {
             node.state = NodeState::kTerminal;
             node.outcome = outcome;

@@ -202,8 +202,11 @@ void SelfPlayApp::LogRates() {
                 << static_cast<std::uint64_t>(rate(c.simulations, logged_.simulations))
                 << " sims/s; " << c.games_finished << " games (" << c.results[0] << " / "
                 << c.results[1] << " / " << c.results[2] << " first / second / draw), "
-                << c.samples_pushed << " samples pushed, model version " << c.model_version
-                << ", eval timeouts " << c.eval_timeouts;
+                << c.resignations << " resigned, " << c.draw_adjudications
+                << " drawn by adjudication, resign false positives " << c.resign_false_positives
+                << " of " << c.playthrough_would_resign << ", " << c.samples_pushed
+                << " samples pushed, model version " << c.model_version << ", eval timeouts "
+                << c.eval_timeouts;
   logged_ = c;
 }
 
@@ -234,7 +237,16 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"generation", channel_.generation},
           {"model_version", c.model_version},
           {"search_seconds", c.search_seconds},
-          {"eval_wait_seconds", c.wait_seconds}};
+          {"eval_wait_seconds", c.wait_seconds},
+          {"opening_random_plies", c.opening_plies},
+          {"adjudications",
+           {{"resign", c.resignations},
+            {"draw", c.draw_adjudications},
+            {"playthrough_games", c.playthrough_games},
+            {"playthrough_would_resign", c.playthrough_would_resign},
+            {"resign_false_positives", c.resign_false_positives},
+            {"playthrough_would_draw", c.playthrough_would_draw},
+            {"draw_false_positives", c.draw_false_positives}}}};
 }
 
 }  // namespace az::selfplay

@@ -1,5 +1,6 @@
 #include "services/selfplay/selfplay_config.h"
 
+#include <algorithm>
 #include <bit>
 #include <random>
 
@@ -102,6 +103,47 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
   app.add_option("--seed", c.seed, "search seed (noise, temperature); 0: random, logged")
       ->capture_default_str();
 
+  app.add_option("--opening-book", c.opening_book,
+                 "a file of start positions, one a line in the game's position text (chess: FEN "
+                 "or startpos moves ...), one drawn per game; empty: the game's start");
+  app.add_option("--random-opening-plies", c.random_opening_plies,
+                 "the most uniformly random plies at a game's start, not recorded (-1: the game's "
+                 "default, chess 8, others 0)")
+      ->check(CLI::Range(-1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--random-opening-plies-min", c.random_opening_plies_min,
+                 "the fewest; the count is drawn per game (-1: the game's default, chess 4, "
+                 "capped at --random-opening-plies)")
+      ->check(CLI::Range(-1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--resign-value", c.resign_value,
+                 "a side whose root value stays below minus this for --resign-plies plies loses "
+                 "(-1: the game's default, chess 0.9, others 0; 0: off)")
+      ->check(CLI::Range(-1.0f, 1.0f))
+      ->capture_default_str();
+  app.add_option("--resign-plies", c.resign_plies,
+                 "consecutive plies below the resign value (0: the game's default, chess 6)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--resign-playthrough-fraction", c.resign_playthrough_fraction,
+                 "games never adjudicated, to count false positives (-1: the game's default, "
+                 "chess 0.1)")
+      ->check(CLI::Range(-1.0f, 1.0f))
+      ->capture_default_str();
+  app.add_option("--draw-adjudicate-value", c.draw_adjudicate_value,
+                 "a game whose |root value| stays below this for --draw-adjudicate-plies plies is "
+                 "a draw (-1: the game's default, chess 0.05, others 0; 0: off)")
+      ->check(CLI::Range(-1.0f, 1.0f))
+      ->capture_default_str();
+  app.add_option("--draw-adjudicate-plies", c.draw_adjudicate_plies,
+                 "consecutive plies within the draw value (0: the game's default, chess 40)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--draw-adjudicate-min-ply", c.draw_adjudicate_min_ply,
+                 "plies before this one do not count (-1: the game's default, chess 240)")
+      ->check(CLI::Range(-1, 1 << 20))
+      ->capture_default_str();
+
   app.add_option("--eval-timeout", c.eval_timeout,
                  "seconds without an eval answer before resubmitting (evaluator restarted)")
       ->check(CLI::Range(0.01, 3600.0))
@@ -130,6 +172,35 @@ Status FinalizeConfig(SelfPlayConfig& c) {
   if (c.max_plies == 0) c.max_plies = defaults.max_plies;
   if (c.dirichlet_alpha == 0.0f) c.dirichlet_alpha = defaults.dirichlet_alpha;
   if (c.temperature_plies < 0) c.temperature_plies = defaults.temperature_plies;
+  if (c.random_opening_plies < 0) c.random_opening_plies = defaults.random_opening_plies_max;
+  if (c.random_opening_plies_min < 0) {
+    c.random_opening_plies_min =
+        std::min(defaults.random_opening_plies_min, c.random_opening_plies);
+  }
+  if (c.random_opening_plies_min > c.random_opening_plies) {
+    return InvalidArgument(
+        "--random-opening-plies-min " + std::to_string(c.random_opening_plies_min) +
+        " exceeds --random-opening-plies " + std::to_string(c.random_opening_plies));
+  }
+  if (c.random_opening_plies >= c.max_plies) {
+    return InvalidArgument("--random-opening-plies " + std::to_string(c.random_opening_plies) +
+                           " leaves no ply of the " + std::to_string(c.max_plies) +
+                           " (--max-plies) to play");
+  }
+  if (c.resign_value < 0.0f) c.resign_value = defaults.resign_value;
+  if (c.resign_plies == 0) c.resign_plies = defaults.resign_plies;
+  if (c.resign_playthrough_fraction < 0.0f) {
+    c.resign_playthrough_fraction = defaults.resign_playthrough_fraction;
+  }
+  if (c.draw_adjudicate_value < 0.0f) c.draw_adjudicate_value = defaults.draw_adjudicate_value;
+  if (c.draw_adjudicate_plies == 0) c.draw_adjudicate_plies = defaults.draw_adjudicate_plies;
+  if (c.draw_adjudicate_min_ply < 0) c.draw_adjudicate_min_ply = defaults.draw_adjudicate_min_ply;
+  if (!c.opening_book.empty()) {
+    AZ_ASSIGN_OR_RETURN(c.book, ReadOpeningBook(c.opening_book));
+    AZ_RETURN_IF_ERROR(games::VisitGame(c.game_kind, [&]<games::GameDefinition G>() {
+                         return OpeningPositions<G>(c.book).status();
+                       }).WithContext("--opening-book"));
+  }
   if (c.groups > c.games) {
     return InvalidArgument("--groups " + std::to_string(c.groups) + " exceeds --games " +
                            std::to_string(c.games));
@@ -142,7 +213,9 @@ Status FinalizeConfig(SelfPlayConfig& c) {
     std::random_device device;
     c.seed = (std::uint64_t{device()} << 32) | device();
   }
-  return ToEngineOptions(c).search.Validate().WithContext("search options");
+  const EngineOptions engine = ToEngineOptions(c);
+  AZ_RETURN_IF_ERROR(engine.adjudication.Validate().WithContext("adjudication"));
+  return engine.search.Validate().WithContext("search options");
 }
 
 EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
@@ -166,6 +239,15 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.search.seed = c.seed;
   o.temperature.moves = c.temperature_plies;
   o.temperature.tau = c.temperature;
+  o.opening_book = c.book;
+  o.random_opening_plies_min = c.random_opening_plies_min;
+  o.random_opening_plies_max = c.random_opening_plies;
+  o.adjudication = {.resign_value = c.resign_value,
+                    .resign_plies = c.resign_plies,
+                    .resign_playthrough_fraction = c.resign_playthrough_fraction,
+                    .draw_value = c.draw_adjudicate_value,
+                    .draw_plies = c.draw_adjudicate_plies,
+                    .draw_min_ply = c.draw_adjudicate_min_ply};
   o.worker_id = c.worker_id;
   o.eval_timeout = FromSeconds<std::chrono::milliseconds>(c.eval_timeout);
   o.push_timeout = FromSeconds<std::chrono::milliseconds>(c.push_timeout);
@@ -197,6 +279,16 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"temperature", c.temperature},
           {"reuse_tree", c.reuse_tree},
           {"seed", c.seed},
+          {"opening_book", c.opening_book},
+          {"opening_book_positions", c.book.lines.size()},
+          {"random_opening_plies", c.random_opening_plies},
+          {"random_opening_plies_min", c.random_opening_plies_min},
+          {"resign_value", c.resign_value},
+          {"resign_plies", c.resign_plies},
+          {"resign_playthrough_fraction", c.resign_playthrough_fraction},
+          {"draw_adjudicate_value", c.draw_adjudicate_value},
+          {"draw_adjudicate_plies", c.draw_adjudicate_plies},
+          {"draw_adjudicate_min_ply", c.draw_adjudicate_min_ply},
           {"eval_timeout", c.eval_timeout},
           {"push_timeout", c.push_timeout},
           {"connect_timeout", c.connect_timeout},

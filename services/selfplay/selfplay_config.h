@@ -3,8 +3,9 @@
 // The configuration of az-selfplay: every flag, its default and its range, from the command line or
 // a config file (CLI11: `--config FILE`, TOML or INI, keys named as the long flags; unknown keys
 // are refused). deploy/config/selfplay.toml is a commented example with every key. Options whose
-// default depends on the game (simulations, temperature plies, Dirichlet alpha, max plies) take
-// the game's default when left unset (selfplay_game.h). The options every service shares are
+// default depends on the game (simulations, temperature plies, Dirichlet alpha, max plies, random
+// opening plies, resignation and draw adjudication) take the game's default when left unset
+// (the game definition's kPlay). The options every service shares are
 // services/common's ServiceOptions, with this service's defaults set in the constructor: the
 // service name (selfplay-<worker-id>) and the metrics port (-2: 9110 + worker id) are derived.
 
@@ -47,6 +48,17 @@ struct SelfPlayConfig : service::ServiceOptions {
   bool reuse_tree = true;
   std::uint64_t seed = 0;  // 0: a random seed, logged
 
+  // Openings and adjudication (docs/selfplay.md).
+  std::string opening_book;           // positions, one a line; "": the game's start
+  int random_opening_plies = -1;      // the most per game; -1: the game's default
+  int random_opening_plies_min = -1;  // the fewest; -1: the game's default, capped at the most
+  float resign_value = -1.0f;         // -1: the game's default; 0: off
+  int resign_plies = 0;               // 0: the game's default
+  float resign_playthrough_fraction = -1.0f;  // -1: the game's default
+  float draw_adjudicate_value = -1.0f;        // -1: the game's default; 0: off
+  int draw_adjudicate_plies = 0;              // 0: the game's default
+  int draw_adjudicate_min_ply = -1;           // -1: the game's default
+
   // Transport.
   double eval_timeout = 10;    // seconds without an answer before resubmitting
   double push_timeout = 1;     // seconds a sample push waits before logging and retrying
@@ -55,12 +67,14 @@ struct SelfPlayConfig : service::ServiceOptions {
 
   // Derived by FinalizeConfig.
   service::GameKind game_kind = games::Chess::kId;
+  OpeningBook book;  // read from opening_book and checked against the game
 };
 
 void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& config);
 
-// Fills the game defaults and the derived names, checks what single flags cannot. InvalidArgument
-// naming the option.
+// Fills the game defaults and the derived names, reads the opening book, checks what single flags
+// cannot. InvalidArgument naming the option (a bad book line as "FILE:LINE: ..."), NotFound for a
+// book that cannot be read.
 Status FinalizeConfig(SelfPlayConfig& config);
 
 // The engine's options from a finalised configuration.

@@ -71,6 +71,28 @@ struct SelfPlayMetrics::Families {
                                    "Time the worker spent searching (MCTS, moves, samples)")),
         wait_seconds(MakeCounter(r, "az_selfplay_eval_wait_seconds_total",
                                  "Time the worker spent waiting for eval answers")),
+        opening_plies(MakeCounter(r, "az_selfplay_opening_random_plies_total",
+                                  "Uniformly random opening plies played (not recorded)")),
+        adjudications(prometheus::BuildCounter()
+                          .Name("az_selfplay_adjudications_total")
+                          .Help("Games ended early on the search's value, by kind")
+                          .Register(r)),
+        resignations(adjudications.Add({{"kind", "resign"}})),
+        draw_adjudications(adjudications.Add({{"kind", "draw"}})),
+        playthrough_games(
+            MakeCounter(r, "az_selfplay_playthrough_games_total",
+                        "Games played to the end with adjudication off, to measure it")),
+        playthrough(prometheus::BuildCounter()
+                        .Name("az_selfplay_playthrough_adjudications_total")
+                        .Help("Playthrough games where adjudication would have fired, by kind, "
+                              "and the false positives among them (the resigner did not lose; "
+                              "the draw was decided)")
+                        .Register(r)),
+        would_resign(playthrough.Add({{"kind", "resign"}, {"verdict", "would_fire"}})),
+        resign_false_positives(
+            playthrough.Add({{"kind", "resign"}, {"verdict", "false_positive"}})),
+        would_draw(playthrough.Add({{"kind", "draw"}, {"verdict", "would_fire"}})),
+        draw_false_positives(playthrough.Add({{"kind", "draw"}, {"verdict", "false_positive"}})),
         in_progress(MakeGauge(r, "az_selfplay_games_in_progress", "Games being played")),
         model_version(
             MakeGauge(r, "az_selfplay_model_version", "Model version of the latest eval answer")),
@@ -97,6 +119,16 @@ struct SelfPlayMetrics::Families {
   Counter& requests;
   Counter& search_seconds;
   Counter& wait_seconds;
+  Counter& opening_plies;
+  prometheus::Family<Counter>& adjudications;
+  Counter& resignations;
+  Counter& draw_adjudications;
+  Counter& playthrough_games;
+  prometheus::Family<Counter>& playthrough;
+  Counter& would_resign;
+  Counter& resign_false_positives;
+  Counter& would_draw;
+  Counter& draw_false_positives;
   Gauge& in_progress;
   Gauge& model_version;
   Gauge& ring_occupancy;
@@ -128,6 +160,14 @@ void SelfPlayMetrics::Update(const EngineCounters& c, const shm::ChannelClientSt
   AdvanceTo(m_->requests, static_cast<double>(c.requests_submitted));
   AdvanceTo(m_->search_seconds, c.search_seconds);
   AdvanceTo(m_->wait_seconds, c.wait_seconds);
+  AdvanceTo(m_->opening_plies, static_cast<double>(c.opening_plies));
+  AdvanceTo(m_->resignations, static_cast<double>(c.resignations));
+  AdvanceTo(m_->draw_adjudications, static_cast<double>(c.draw_adjudications));
+  AdvanceTo(m_->playthrough_games, static_cast<double>(c.playthrough_games));
+  AdvanceTo(m_->would_resign, static_cast<double>(c.playthrough_would_resign));
+  AdvanceTo(m_->resign_false_positives, static_cast<double>(c.resign_false_positives));
+  AdvanceTo(m_->would_draw, static_cast<double>(c.playthrough_would_draw));
+  AdvanceTo(m_->draw_false_positives, static_cast<double>(c.draw_false_positives));
   m_->in_progress.Set(static_cast<double>(c.games_in_progress));
   m_->model_version.Set(static_cast<double>(c.model_version));
   m_->ring_occupancy.Set(static_cast<double>(samples.occupancy));

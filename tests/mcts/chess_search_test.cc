@@ -174,6 +174,69 @@ TEST(ChessSearchTest, ThreefoldRepetitionInTheTreeIsATerminalDraw) {
   ExpectConsistentTree(search);
 }
 
+TEST(ChessSearchTest, TwofoldRepetitionInTheTreeIsADrawButTheGameGoesOn) {
+  // After Nf3 Nf6 Ng1, Black's Ng8 brings the start position back a second time: a draw for the
+  // search (games::Chess::TreeOutcome), not yet for the game.
+  chess::Game game;
+  for (const char* uci : {"g1f3", "g8f6", "f3g1"}) ASSERT_TRUE(game.PlayUci(uci).ok());
+  ChessSearch search = MakeSearch(game);
+  UniformEvaluator<Chess> evaluator;
+  ASSERT_TRUE(search.Run(evaluator, 300).ok());
+  const Node& repeat = ChildNode(search, "f6g8");
+  ASSERT_GT(repeat.N(), 0u);
+  EXPECT_EQ(repeat.state, NodeState::kTerminal);
+  EXPECT_EQ(repeat.outcome, games::GameOutcome::kDraw);
+  EXPECT_EQ(repeat.ValueSum(), 0);
+  EXPECT_EQ(ChildNode(search, "f6h5").state, NodeState::kExpanded);
+  ExpectConsistentTree(search);
+
+  // The game plays Ng8: its root is the twofold repetition, which the search takes as a root to
+  // search (Outcome), not as a draw; the subtree below it starts afresh.
+  search.Advance(*Chess::ParseMove(search.root_state(), "f6g8"));
+  EXPECT_EQ(search.root_outcome(), games::GameOutcome::kOngoing);
+  EXPECT_EQ(search.root_state().RepetitionCount(), 2);
+  ASSERT_TRUE(search.Run(evaluator, 200).ok());
+  EXPECT_EQ(search.RootChildren().size(), 20u);
+  ExpectConsistentTree(search);
+}
+
+// Uniform, but the knights' way back (Ng1, Ng8) is what a network would play first.
+struct KnightsBackEvaluator {
+  Status Evaluate(std::span<const Leaf<Chess>> batch, std::span<LeafEval> evals) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      for (std::size_t m = 0; m < batch[i].moves.size(); ++m) {
+        const std::string uci = chess::MoveToUci(batch[i].moves[m]);
+        evals[i].priors[m] = uci == "f3g1" || uci == "f6g8" ? 50.0f : 1.0f;
+      }
+      evals[i].SetWdl(0.3f, 0.4f, 0.3f);
+    }
+    return Status::Ok();
+  }
+};
+
+TEST(ChessSearchTest, PositionReachedTwiceInsideASearchLineIsADraw) {
+  // The root is after Nf3 Nf6: the line Ng1 Ng8 inside the tree returns to the start position,
+  // which only the game's history holds; the position after Ng1 is new to the game.
+  chess::Game game;
+  for (const char* uci : {"g1f3", "g8f6"}) ASSERT_TRUE(game.PlayUci(uci).ok());
+  ChessSearch search = MakeSearch(game);
+  KnightsBackEvaluator evaluator;
+  ASSERT_TRUE(search.Run(evaluator, 200).ok());
+  const Node& back = ChildNode(search, "f3g1");
+  ASSERT_EQ(back.state, NodeState::kExpanded);
+  const Node* repeat = nullptr;
+  for (std::uint32_t i = 0; i < back.num_children; ++i) {
+    const Node& child = search.arena()[back.first_child + i];
+    if (chess::MoveToUci(chess::Move::FromRaw(child.move)) == "f6g8") repeat = &child;
+  }
+  ASSERT_NE(repeat, nullptr);
+  ASSERT_GT(repeat->N(), 0u);
+  EXPECT_EQ(repeat->state, NodeState::kTerminal);
+  EXPECT_EQ(repeat->outcome, games::GameOutcome::kDraw);
+  EXPECT_EQ(repeat->ValueSum(), 0);
+  ExpectConsistentTree(search);
+}
+
 TEST(ChessSearchTest, FiftyMoveRuleDrawsAQuietMoveButNotACapture) {
   // 99 plies without progress: any quiet move ends the game drawn; the capture Rxa8 resets the
   // clock.

@@ -31,6 +31,12 @@ GameOutcome Chess::Outcome(const State& state, int num_legal_moves) {
   return GameOutcome::kOngoing;
 }
 
+GameOutcome Chess::TreeOutcome(const State& state, int num_legal_moves) {
+  const GameOutcome outcome = Outcome(state, num_legal_moves);
+  if (outcome == GameOutcome::kOngoing && state.RepetitionCount() >= 2) return GameOutcome::kDraw;
+  return outcome;
+}
+
 Result<sample::ChessSample> Chess::MakeSample(const State& state,
                                               const SearchSummary<Move>& search,
                                               Provenance provenance) {

@@ -8,6 +8,11 @@
 //                history planes need). Every game end of chess::Game::Outcome (mate, stalemate,
 //                insufficient material, threefold repetition, the fifty-move rule, the game's
 //                max_plies) is terminal: mate a loss for the side to move, the rest draws.
+//                Inside the search (TreeOutcome, below the root) a position that occurred before,
+//                on the search path or earlier in the game, is a draw already: a twofold
+//                repetition, as engines score it (replaying a cycle gains nothing, and a side
+//                that can force one can force the threefold). The game itself goes on until the
+//                threefold.
 //   record       core/encoding/position_record.h: the 240-byte PositionRecord
 //   encoding     core/encoding/planes.h: 122 planes of 8x8, channels last
 //   policy       core/encoding/move_index.h: 4672 entries (MoveToIndex)
@@ -45,6 +50,8 @@ struct Chess {
 
   static int LegalMoves(const State& state, Move* out);
   static GameOutcome Outcome(const State& state, int num_legal_moves);
+  // Outcome, with a repetition (the current position's second occurrence) a draw as well.
+  static GameOutcome TreeOutcome(const State& state, int num_legal_moves);
   static void Apply(State& state, Move move) { state.Play(move); }
   static void Undo(State& state, Move) { state.Undo(); }
   static int PolicyIndex(const State& state, Move move) {
@@ -59,8 +66,22 @@ struct Chess {
   static constexpr std::uint8_t kId = 1;
   static constexpr InputShape kInput = {encoding::kNumPlanes, 8, 8, InputLayout::kNhwc};
   static constexpr NetShape kNet = {.blocks = 6, .filters = 64};
-  static constexpr PlayDefaults kPlay = {
-      .simulations = 100, .temperature_plies = 30, .dirichlet_alpha = 0.3f, .max_plies = 512};
+  // Openings: 4-8 random plies from the start. Resignation at a value below -0.9 for 6 plies in
+  // a row (both sides' searches agree for 3 moves each), 10% of games played through to count
+  // false positives; draw adjudication only for long games (|value| < 0.05 for 40 plies from ply
+  // 240 on), well short of the 512-ply cut-off.
+  static constexpr PlayDefaults kPlay = {.simulations = 100,
+                                         .temperature_plies = 30,
+                                         .dirichlet_alpha = 0.3f,
+                                         .max_plies = 512,
+                                         .random_opening_plies_min = 4,
+                                         .random_opening_plies_max = 8,
+                                         .resign_value = 0.9f,
+                                         .resign_plies = 6,
+                                         .resign_playthrough_fraction = 0.1f,
+                                         .draw_adjudicate_value = 0.05f,
+                                         .draw_adjudicate_plies = 40,
+                                         .draw_adjudicate_min_ply = 240};
   static void Encode(const Record& record, std::span<float> out) {
     encoding::EncodePlanes(record, out);
   }

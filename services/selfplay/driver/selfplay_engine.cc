@@ -54,6 +54,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     std::uint64_t counted_playouts = 0;
     bool failed = false;  // an answer of its batch in flight said invalid or failed
     std::vector<Sample> samples;
+    Adjudicator adjudicator;
   };
   // One request of a group in flight.
   struct Entry {
@@ -72,16 +73,22 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
 
  public:
   GameSelfPlayEngine(const EngineOptions& options, std::unique_ptr<AsyncEvaluator> evaluator,
-                     std::unique_ptr<SampleSink> sink, EngineObserver observer)
+                     std::unique_ptr<SampleSink> sink, EngineObserver observer,
+                     std::vector<typename G::State> openings)
       : options_(options),
         evaluator_(std::move(evaluator)),
         sink_(std::move(sink)),
         observer_(std::move(observer)),
         slots_(options.games),
-        groups_(options.groups) {
+        groups_(options.groups),
+        openings_(std::move(openings)) {
     // Game ids: worker id, a per-process salt (so a restarted worker's ids differ), a counter.
     std::random_device device;
     salt_ = device() & 0xFFFFu;
+    // Openings and playthrough draws: their own stream, reproducible from the seed.
+    std::uint64_t opening_seed =
+        options.search.seed ^ (std::uint64_t{options.worker_id} << 40) ^ 0x6F70656E696E6773ull;
+    rng_ = mcts::Rng(mcts::SplitMix64(opening_seed));
     for (int i = 0; i < options.games; ++i) {
       Slot& slot = slots_[i];
       slot.group = i % options.groups;
@@ -174,12 +181,28 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       slot.active = false;
       return;
     }
-    slot.search->SetRoot(Traits::NewGame(options_.max_plies));
+    slot.search->SetRoot(StartState());
+    const AdjudicationOptions& adjudication = options_.adjudication;
+    const bool playthrough = (adjudication.resign_on() || adjudication.draw_on()) &&
+                             rng_.Uniform() < adjudication.resign_playthrough_fraction;
+    slot.adjudicator = Adjudicator(adjudication, playthrough);
     slot.active = true;
     slot.game_id = (std::uint64_t{options_.worker_id} << 48) | (std::uint64_t{salt_} << 32) |
                    (counters_.games_started & 0xFFFFFFFFu);
     slot.samples.clear();
     ++counters_.games_started;
+  }
+
+  // A game's start: a book position (or the game's own start), then the random opening plies.
+  typename G::State StartState() {
+    typename G::State state =
+        openings_.empty() ? Traits::NewGame(options_.max_plies)
+                          : openings_[static_cast<std::size_t>(rng_.Uniform() * openings_.size())];
+    const int spread = options_.random_opening_plies_max - options_.random_opening_plies_min;
+    const int plies =
+        options_.random_opening_plies_min + static_cast<int>(rng_.Uniform() * (spread + 1));
+    counters_.opening_plies += PlayRandomPlies<G>(state, plies, rng_);
+    return state;
   }
 
   void CountPlayouts(Slot& slot) {
@@ -215,6 +238,11 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   Status PlayMove(Slot& slot) {
     mcts::Search<G>& search = *slot.search;
     const int ply = Traits::Ply(search.root_state());
+    // Adjudicated: the game ends at this root, which is not recorded (as a final position is not).
+    if (const Verdict verdict = slot.adjudicator.Observe(ply, search.RootValue());
+        verdict != Verdict::kNone) {
+      return Adjudicate(slot, verdict, ply);
+    }
     const std::uint32_t version =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(slot.model_version, 0xFFFFFFFFu));
     Result<Sample> sample = Traits::MakeSample(search, slot.game_id, version);
@@ -239,6 +267,33 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     return Status::Ok();
   }
 
+  Status Adjudicate(Slot& slot, Verdict verdict, int ply) {
+    int value = 0;  // for the side to move at `ply`
+    if (verdict == Verdict::kResign) {
+      ++counters_.resignations;
+      value = slot.adjudicator.resigner_parity() == ply % 2 ? -1 : 1;
+    } else {
+      ++counters_.draw_adjudications;
+    }
+    AZ_RETURN_IF_ERROR(FinishGame(slot, value, ply));
+    StartGame(slot);
+    return Status::Ok();
+  }
+
+  // A playthrough game's would-be verdicts against its result (-1 draw, else the winner's parity).
+  void CountPlaythrough(const Adjudicator& adjudicator, int winner) {
+    if (!adjudicator.playthrough()) return;
+    ++counters_.playthrough_games;
+    if (adjudicator.resigner_parity() >= 0) {
+      ++counters_.playthrough_would_resign;
+      if (winner != 1 - adjudicator.resigner_parity()) ++counters_.resign_false_positives;
+    }
+    if (adjudicator.would_draw()) {
+      ++counters_.playthrough_would_draw;
+      if (winner >= 0) ++counters_.draw_false_positives;
+    }
+  }
+
   Status FinishGame(Slot& slot, int final_value, int plies) {
     Traits::SetOutcome(slot.samples, slot.search->root_state(), final_value);
     // The side to move at the end is the first player when an even number of plies was played.
@@ -250,6 +305,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     }
     ++counters_.games_finished;
     ++counters_.results[static_cast<int>(result)];
+    CountPlaythrough(slot.adjudicator,
+                     result == GameResultKind::kDraw ? -1 : static_cast<int>(result));
     if (observer_.game_finished) observer_.game_finished(plies, result);
     AZ_RETURN_IF_ERROR(PushSamples(slot.samples));
     slot.samples.clear();
@@ -461,7 +518,9 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   AsyncEvaluator::AnswerVisitor visit_;
   std::vector<Slot> slots_;
   std::vector<Group> groups_;
-  std::vector<LeafRequest> requests_;  // SubmitGroup's scratch
+  std::vector<typename G::State> openings_;  // the opening book's positions
+  mcts::Rng rng_;                            // openings and playthrough draws
+  std::vector<LeafRequest> requests_;        // SubmitGroup's scratch
   std::uint32_t salt_ = 0;
   std::uint64_t next_request_id_ = 1;
   std::atomic<bool> stop_{false};
@@ -484,6 +543,10 @@ Status ValidateOptions(const EngineOptions& o) {
   AZ_RETURN_IF_ERROR(range("leaves per game", o.leaves_per_game, 1, 256));
   AZ_RETURN_IF_ERROR(range("groups", o.groups, 1, 64));
   AZ_RETURN_IF_ERROR(range("max plies", o.max_plies, 1, 1 << 20));
+  AZ_RETURN_IF_ERROR(range("random opening plies", o.random_opening_plies_max, 0, o.max_plies - 1));
+  AZ_RETURN_IF_ERROR(
+      range("random opening plies min", o.random_opening_plies_min, 0, o.random_opening_plies_max));
+  AZ_RETURN_IF_ERROR(o.adjudication.Validate().WithContext("adjudication"));
   if (o.groups > o.games) {
     return InvalidArgument("groups " + std::to_string(o.groups) + " exceed games " +
                            std::to_string(o.games));
@@ -518,10 +581,14 @@ Result<std::unique_ptr<SelfPlayEngine>> Make(EngineOptions options,
                            " answers for it: play fewer games or start the evaluator with a larger "
                            "--response-capacity");
   }
+  std::vector<typename G::State> openings;
+  if (!options.opening_book.empty()) {
+    AZ_ASSIGN_OR_RETURN(openings, OpeningPositions<G>(options.opening_book));
+  }
   options.search.max_batch = options.leaves_per_game;
   options.search.root_noise = true;
   return std::unique_ptr<SelfPlayEngine>(new GameSelfPlayEngine<G>(
-      options, std::move(evaluator), std::move(sink), std::move(observer)));
+      options, std::move(evaluator), std::move(sink), std::move(observer), std::move(openings)));
 }
 
 }  // namespace

@@ -13,9 +13,10 @@
 //         for each game: when its root holds `simulations` visits, record a sample (policy =
 //         visit distribution, root WDL, soft value, the model version of the answers), pick the
 //         move (tau 1 for the first temperature_plies plies, then the most visited; fresh
-//         Dirichlet noise on every new root), Advance (subtree reuse); at a game's end set z on
-//         its samples, push them into the sample sink and start the next game; gather again and
-//         submit the group.
+//         Dirichlet noise on every new root), Advance (subtree reuse); at a game's end (or when
+//         it is adjudicated: resignation, draw) set z on its samples, push them into the sample
+//         sink and start the next game (from the opening book and random plies); gather again
+//         and submit the group.
 //
 // Recovery: when no answer comes for eval_timeout (the evaluator died, or restarted and lost the
 // requests it held), the worker Reset()s the evaluator (late answers to old requests are then
@@ -35,7 +36,9 @@
 #include "core/base/status.h"
 #include "core/mcts/options.h"
 #include "services/common/game_kind.h"
+#include "services/selfplay/driver/adjudication.h"
 #include "services/selfplay/driver/async_evaluator.h"
+#include "services/selfplay/driver/openings.h"
 #include "services/selfplay/driver/sample_sink.h"
 
 namespace az::selfplay {
@@ -49,6 +52,13 @@ struct EngineOptions {
   int max_plies = 512;          // a game longer than this is a draw
   mcts::SearchOptions search;   // c_puct, FPU, risk_beta, noise, virtual loss, reuse, seed
   mcts::TemperatureOptions temperature;
+  // Openings (openings.h): each game starts from a position of the book (the game's start when
+  // it is empty), then plays a number of uniformly random legal plies drawn from [min, max];
+  // neither is recorded as samples.
+  OpeningBook opening_book;
+  int random_opening_plies_min = 0;
+  int random_opening_plies_max = 0;
+  AdjudicationOptions adjudication;  // resignation and draw adjudication (adjudication.h)
   std::uint32_t worker_id = 0;
   std::chrono::milliseconds eval_timeout{10000};  // no answer for this long: reset and resubmit
   std::chrono::milliseconds push_timeout{1000};   // a full sink for this long: log, keep waiting
@@ -67,10 +77,21 @@ struct EngineCounters {
   std::uint64_t eval_errors = 0;         // answers saying invalid or failed (the leaves cancelled)
   std::uint64_t protocol_errors = 0;     // malformed answers, or ids not in flight (dropped)
   std::uint64_t samples_pushed = 0;
-  std::uint64_t samples_dropped = 0;  // could not be built, or not pushed before a stop
-  std::uint64_t ring_waits = 0;       // pushes that found the sample sink full for push_timeout
-  std::uint64_t results[3] = {};      // first player won, second player won, draw
-  std::uint64_t model_version = 0;    // of the latest answer
+  std::uint64_t samples_dropped = 0;     // could not be built, or not pushed before a stop
+  std::uint64_t ring_waits = 0;          // pushes that found the sample sink full for push_timeout
+  std::uint64_t results[3] = {};         // first player won, second player won, draw
+  std::uint64_t model_version = 0;       // of the latest answer
+  std::uint64_t opening_plies = 0;       // random opening plies played (not recorded)
+  std::uint64_t resignations = 0;        // games ended by resignation (counted in results too)
+  std::uint64_t draw_adjudications = 0;  // games ended as draws by adjudication
+  // Games played to the end with adjudication off (resign_playthrough_fraction); of those, the
+  // ones where resignation would have fired, and where the side that would have resigned did not
+  // lose (false positives); the same for draw adjudication (false positive: the game was won).
+  std::uint64_t playthrough_games = 0;
+  std::uint64_t playthrough_would_resign = 0;
+  std::uint64_t resign_false_positives = 0;
+  std::uint64_t playthrough_would_draw = 0;
+  std::uint64_t draw_false_positives = 0;
   std::uint64_t games_in_progress = 0;
   // Where the engine's thread spent its time: searching (backing up, playing moves, gathering,
   // building samples and pushing them) and waiting for eval answers (submitting included).
@@ -110,7 +131,8 @@ class SelfPlayEngine {
 // An engine for `game` that evaluates through `evaluator` and pushes into `sink` (records of that
 // game's sample size, checked); it owns both. INVALID_ARGUMENT for options out of range, a missing
 // evaluator or sink, or an evaluator that holds fewer requests in flight than the engine keeps
-// (games x leaves_per_game); FAILED_PRECONDITION for a sink of another record size.
+// (games x leaves_per_game), or an opening book line the game cannot parse ("FILE:LINE: ...");
+// FAILED_PRECONDITION for a sink of another record size.
 Result<std::unique_ptr<SelfPlayEngine>> CreateSelfPlayEngine(
     service::GameKind game, const EngineOptions& options, std::unique_ptr<AsyncEvaluator> evaluator,
     std::unique_ptr<SampleSink> sink, EngineObserver observer = {});

@@ -1,16 +1,19 @@
 #pragma once
 
 // An in-process AsyncEvaluator for the self-play driver's tests: its own thread answers what was
-// submitted with uniform priors and a draw WDL, like a network that knows nothing. On demand it
+// submitted with uniform priors and a draw WDL, like a network that knows nothing, or with the WDL
+// a test's function gives the leaf's record (a network with an opinion). On demand it
 // answers late, never (until the driver gives up and Reset()s), with errors or with malformed
 // answers, and it can hand out answers to an earlier generation that a correct transport drops.
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,6 +31,9 @@ class FakeEvaluator final : public AsyncEvaluator {
     kSilentUntilReset,  // hold every request; from the next Reset() on, answer again
     kSilent,            // hold every request for good
   };
+
+  // The WDL (side to move's view) of a leaf, from its record's bytes.
+  using WdlFunction = std::function<std::array<float, 3>(std::span<const std::byte> record)>;
 
   struct Counts {
     std::uint64_t submitted = 0;      // requests taken by Submit
@@ -62,6 +68,11 @@ class FakeEvaluator final : public AsyncEvaluator {
   void SetDelay(std::chrono::milliseconds delay) {
     std::lock_guard lock(mutex_);
     delay_ = delay;
+  }
+  // Answers with wdl(record) instead of a draw; nullptr: a draw again.
+  void SetWdlFunction(WdlFunction wdl) {
+    std::lock_guard lock(mutex_);
+    wdl_ = std::move(wdl);
   }
   // The next `n` answers say kEvaluationFailed (the network failed on the batch).
   void FailNext(int n) {
@@ -104,7 +115,8 @@ class FakeEvaluator final : public AsyncEvaluator {
         pending_.push_back({.request_id = r.request_id,
                             .generation = generation_,
                             .moves = r.policy_indices.size(),
-                            .due = Clock::now() + delay_});
+                            .due = Clock::now() + delay_,
+                            .wdl = wdl_ ? wdl_(r.record) : std::array<float, 3>{0.0f, 1.0f, 0.0f}});
       }
       counts_.submitted += requests.size();
       counts_.in_flight += requests.size();
@@ -146,7 +158,7 @@ class FakeEvaluator final : public AsyncEvaluator {
       answer.status = a.status;
       answer.model_version = model_version_;
       if (a.status == EvalAnswerStatus::kOk) {
-        answer.wdl = {0.0f, 1.0f, 0.0f};
+        answer.wdl = a.wdl;
         answer.priors = priors;
       } else if (a.status == EvalAnswerStatus::kMalformed) {
         answer.error = DataLoss("eval response: bad magic 0");
@@ -172,16 +184,18 @@ class FakeEvaluator final : public AsyncEvaluator {
     std::uint32_t generation;
     std::size_t moves;
     Clock::time_point due;
+    std::array<float, 3> wdl;
   };
   struct Ready {
     std::uint64_t request_id;
     std::uint32_t generation;
     std::size_t moves;
     EvalAnswerStatus status;
+    std::array<float, 3> wdl;
   };
 
   static Ready Answer(const Pending& p, EvalAnswerStatus status) {
-    return {p.request_id, p.generation, p.moves, status};
+    return {p.request_id, p.generation, p.moves, status, p.wdl};
   }
 
   // The evaluator's own thread: takes the requests that are due and answers or holds them.
@@ -227,6 +241,7 @@ class FakeEvaluator final : public AsyncEvaluator {
   int fail_next_ = 0;
   int garble_next_ = 0;
   bool leak_stale_ = false;
+  WdlFunction wdl_;
   bool quit_ = false;
   std::uint32_t generation_ = 1;
   std::deque<Pending> pending_;

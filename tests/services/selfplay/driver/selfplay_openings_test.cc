@@ -1,0 +1,291 @@
+// The self-play driver's openings and adjudication, in process over the fake evaluator and sink:
+// random opening plies make games differ and are not recorded; a book's positions start the games;
+// resignation ends a game after K plies below the threshold with z -1 for the loser; playthrough
+// games are never adjudicated and count the false positives; draw adjudication.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "services/selfplay/driver/selfplay_engine.h"
+#include "services/selfplay/selfplay_game.h"
+#include "tests/services/selfplay/driver/fake_evaluator.h"
+#include "tests/services/selfplay/driver/fake_sample_sink.h"
+
+namespace az::selfplay {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeEvaluator;
+using testing::FakeSampleSink;
+using ::testing::HasSubstr;
+
+using C4 = SelfPlayGame<games::ConnectFour>;
+using C4Sample = C4::Sample;
+using ChessGame = SelfPlayGame<games::Chess>;
+using ChessSample = ChessGame::Sample;
+
+EngineOptions ConnectFourOptions() {
+  EngineOptions o;
+  o.games = 4;
+  o.groups = 2;
+  o.simulations = 8;
+  o.max_games = 6;
+  o.max_plies = C4::kDefaults.max_plies;
+  o.search.dirichlet_alpha = C4::kDefaults.dirichlet_alpha;
+  o.search.seed = 17;
+  o.temperature.moves = C4::kDefaults.temperature_plies;
+  o.eval_timeout = seconds(30);
+  o.push_timeout = milliseconds(100);
+  return o;
+}
+
+EngineOptions ChessOptions() {
+  EngineOptions o = ConnectFourOptions();
+  o.simulations = 4;
+  o.max_games = 8;
+  o.max_plies = 14;
+  o.search.dirichlet_alpha = ChessGame::kDefaults.dirichlet_alpha;
+  o.temperature.moves = ChessGame::kDefaults.temperature_plies;
+  return o;
+}
+
+template <typename Sample>
+struct Rig {
+  FakeEvaluator* evaluator = nullptr;
+  FakeSampleSink<Sample>* sink = nullptr;
+  std::unique_ptr<SelfPlayEngine> engine;
+  std::shared_ptr<std::vector<int>> finished = std::make_shared<std::vector<int>>();
+};
+
+template <typename Sample>
+Result<Rig<Sample>> TryMakeRig(service::GameKind game, const EngineOptions& options,
+                               FakeEvaluator::WdlFunction wdl = nullptr) {
+  Rig<Sample> rig;
+  auto evaluator = std::make_unique<FakeEvaluator>(7);
+  evaluator->SetWdlFunction(std::move(wdl));
+  auto sink = std::make_unique<FakeSampleSink<Sample>>();
+  rig.evaluator = evaluator.get();
+  rig.sink = sink.get();
+  EngineObserver observer;
+  observer.game_finished = [finished = rig.finished](int plies, GameResultKind) {
+    finished->push_back(plies);
+  };
+  AZ_ASSIGN_OR_RETURN(rig.engine, CreateSelfPlayEngine(game, options, std::move(evaluator),
+                                                       std::move(sink), observer));
+  return rig;
+}
+
+template <typename Sample>
+Rig<Sample> MakeRig(service::GameKind game, const EngineOptions& options,
+                    FakeEvaluator::WdlFunction wdl = nullptr) {
+  Result<Rig<Sample>> rig = TryMakeRig<Sample>(game, options, std::move(wdl));
+  AZ_CHECK(rig.ok(), rig.status().ToString());
+  return std::move(rig).value();
+}
+
+Status RunToEnd(SelfPlayEngine& engine) {
+  while (!engine.Done()) AZ_RETURN_IF_ERROR(engine.Step());
+  return Status::Ok();
+}
+
+// Each game's samples by ply; every sample valid.
+template <typename Game>
+std::map<std::uint64_t, std::vector<typename Game::Sample>> ByGame(
+    const std::vector<typename Game::Sample>& samples) {
+  std::map<std::uint64_t, std::vector<typename Game::Sample>> games;
+  for (const auto& s : samples) {
+    EXPECT_TRUE(Game::Validate(s).ok()) << Game::Validate(s).ToString();
+    games[s.game_id].push_back(s);
+  }
+  for (auto& [id, game] : games) {
+    std::sort(game.begin(), game.end(), [](const auto& a, const auto& b) { return a.ply < b.ply; });
+  }
+  return games;
+}
+
+// A network sure that the first player (to move on an empty Connect Four board) is lost: the
+// side to move loses when the stone counts are equal, wins otherwise. Every root value is then
+// -1 for the first player and +1 for the second.
+std::array<float, 3> FirstPlayerLoses(std::span<const std::byte> bytes) {
+  games::ConnectFourRecord record;
+  AZ_CHECK(bytes.size() == sizeof(record));
+  std::memcpy(&record, bytes.data(), sizeof(record));
+  const bool first_to_move = std::popcount(record.own) == std::popcount(record.opponent);
+  return first_to_move ? std::array<float, 3>{0.0f, 0.0f, 1.0f}
+                       : std::array<float, 3>{1.0f, 0.0f, 0.0f};
+}
+
+TEST(SelfPlayOpeningsTest, RandomOpeningPliesGiveDifferentGamesAndAreNotRecorded) {
+  EngineOptions o = ChessOptions();
+  o.random_opening_plies_min = 4;
+  o.random_opening_plies_max = 8;
+  Rig<ChessSample> rig = MakeRig<ChessSample>(games::Chess::kId, o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const std::vector<ChessSample> samples = rig.sink->Drain();
+  EXPECT_EQ(samples.size(), c.moves);  // one sample per searched move, none for random plies
+  const auto games = ByGame<ChessGame>(samples);
+  ASSERT_EQ(games.size(), 8u);
+  std::uint64_t random_plies = 0;
+  std::set<std::string> first_positions;
+  std::multiset<int> lengths;
+  for (const auto& [id, game] : games) {
+    const std::uint32_t first = game.front().ply;
+    EXPECT_GE(first, 4u) << "game " << id;
+    EXPECT_LE(first, 8u) << "game " << id;
+    for (std::size_t i = 0; i < game.size(); ++i) EXPECT_EQ(game[i].ply, first + i);
+    random_plies += first;
+    lengths.insert(static_cast<int>(game.back().ply) + 1);
+    first_positions.insert(std::string(reinterpret_cast<const char*>(&game.front().position),
+                                       sizeof(game.front().position)));
+  }
+  EXPECT_EQ(c.opening_plies, random_plies);
+  EXPECT_EQ(first_positions.size(), games.size()) << "two games started from the same position";
+  // The observer sees the whole game's length, random plies included.
+  EXPECT_EQ(std::multiset<int>(rig.finished->begin(), rig.finished->end()), lengths);
+}
+
+TEST(SelfPlayOpeningsTest, GamesStartFromTheBooksPositions) {
+  EngineOptions o = ChessOptions();
+  Result<OpeningBook> book = ParseOpeningBook(
+      "startpos moves e2e4 c7c5 g1f3 d7d6  # Sicilian\n"
+      "startpos moves d2d4 g8f6 c2c4 e7e6 b1c3\n",
+      "book.txt");
+  ASSERT_TRUE(book.ok());
+  o.opening_book = *book;
+  Result<std::vector<games::Chess::State>> starts = OpeningPositions<games::Chess>(*book);
+  ASSERT_TRUE(starts.ok());
+  Rig<ChessSample> rig = MakeRig<ChessSample>(games::Chess::kId, o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  std::set<std::uint32_t> first_plies;
+  for (const auto& [id, game] : ByGame<ChessGame>(rig.sink->Drain())) {
+    const ChessSample& first = game.front();
+    first_plies.insert(first.ply);
+    const encoding::PositionRecord expected =
+        games::Chess::ToRecord((*starts)[first.ply == 4 ? 0 : 1]);
+    EXPECT_EQ(std::memcmp(&first.position, &expected, sizeof(expected)), 0) << "game " << id;
+    EXPECT_EQ(game.back().ply, 13u);  // cut at 14 plies, counted from the start position
+  }
+  EXPECT_EQ(first_plies, (std::set<std::uint32_t>{4, 5}));
+  EXPECT_EQ(rig.engine->counters().opening_plies, 0u);
+
+  // A book the game cannot read is refused, naming the line.
+  o.opening_book = *ParseOpeningBook("startpos\nstartpos moves e2e4 e2e4\n", "book.txt");
+  Result<Rig<ChessSample>> refused = TryMakeRig<ChessSample>(games::Chess::kId, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("book.txt:2: "));
+}
+
+TEST(SelfPlayOpeningsTest, OpeningOptionsOutOfRangeAreRefused) {
+  EngineOptions o = ChessOptions();
+  o.random_opening_plies_max = o.max_plies;  // nothing left to play
+  Result<Rig<ChessSample>> rig = TryMakeRig<ChessSample>(games::Chess::kId, o);
+  EXPECT_EQ(rig.status().code(), StatusCode::kInvalidArgument);
+  o = ChessOptions();
+  o.random_opening_plies_min = 3;
+  o.random_opening_plies_max = 2;
+  EXPECT_EQ(TryMakeRig<ChessSample>(games::Chess::kId, o).status().code(),
+            StatusCode::kInvalidArgument);
+  o = ChessOptions();
+  o.adjudication.resign_value = 2.0f;
+  EXPECT_EQ(TryMakeRig<ChessSample>(games::Chess::kId, o).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(SelfPlayAdjudicationTest, ResignationFiresAfterKPliesAndTheLoserGetsMinusOne) {
+  EngineOptions o = ConnectFourOptions();
+  o.adjudication = {.resign_value = 0.9f, .resign_plies = 4};
+  Rig<C4Sample> rig = MakeRig<C4Sample>(games::ConnectFour::kId, o, FirstPlayerLoses);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  EXPECT_EQ(c.games_finished, 6u);
+  EXPECT_EQ(c.resignations, 6u);
+  EXPECT_EQ(c.results[1], 6u);  // the second player won every game
+  EXPECT_EQ(c.playthrough_games, 0u);
+  // Plies 0-3 are below the threshold for the first player: it resigns at ply 3, whose position
+  // is not recorded; z is -1 on its plies, +1 on the winner's.
+  const auto games = ByGame<C4>(rig.sink->Drain());
+  ASSERT_EQ(games.size(), 6u);
+  for (const auto& [id, game] : games) {
+    ASSERT_EQ(game.size(), 3u) << "game " << id;
+    EXPECT_EQ(game[0].z, -1.0f);
+    EXPECT_EQ(game[1].z, 1.0f);
+    EXPECT_EQ(game[2].z, -1.0f);
+  }
+  EXPECT_EQ(*rig.finished, std::vector<int>(6, 3));
+
+  // One ply more to wait: one sample more.
+  o.adjudication.resign_plies = 5;
+  rig = MakeRig<C4Sample>(games::ConnectFour::kId, o, FirstPlayerLoses);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  for (const auto& [id, game] : ByGame<C4>(rig.sink->Drain())) {
+    ASSERT_EQ(game.size(), 4u) << "game " << id;
+    EXPECT_EQ(game[3].z, 1.0f);
+  }
+  EXPECT_EQ(rig.engine->counters().results[1], 6u);
+}
+
+TEST(SelfPlayAdjudicationTest, PlaythroughGamesAreNotResignedAndFalsePositivesAreCounted) {
+  EngineOptions o = ConnectFourOptions();
+  o.max_games = 16;
+  o.adjudication = {.resign_value = 0.9f, .resign_plies = 4, .resign_playthrough_fraction = 0.5f};
+  Rig<C4Sample> rig = MakeRig<C4Sample>(games::ConnectFour::kId, o, FirstPlayerLoses);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  ASSERT_EQ(c.games_finished, 16u);
+  EXPECT_GT(c.resignations, 0u);
+  EXPECT_GT(c.playthrough_games, 0u);
+  EXPECT_EQ(c.resignations + c.playthrough_games, 16u);
+  // Every playthrough game would have resigned (the values are the same in all games); a false
+  // positive is one the first player did not lose, and only playthrough games can end so.
+  EXPECT_EQ(c.playthrough_would_resign, c.playthrough_games);
+  EXPECT_EQ(c.resign_false_positives, c.results[0] + c.results[2]);
+  EXPECT_EQ(c.results[1], c.resignations + (c.playthrough_games - c.resign_false_positives));
+  // The playthrough games were played to their end: longer than the resigned ones.
+  const auto games = ByGame<C4>(rig.sink->Drain());
+  std::size_t played_out = 0;
+  for (const auto& [id, game] : games) played_out += game.size() > 3 ? 1 : 0;
+  EXPECT_EQ(played_out, c.playthrough_games);
+}
+
+TEST(SelfPlayAdjudicationTest, LevelValuesFromTheMinimumPlyOnEndTheGameDrawn) {
+  EngineOptions o = ConnectFourOptions();
+  o.adjudication = {.draw_value = 0.05f, .draw_plies = 3, .draw_min_ply = 2};
+  Rig<C4Sample> rig = MakeRig<C4Sample>(games::ConnectFour::kId, o);  // every value a draw
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  EXPECT_EQ(c.draw_adjudications, 6u);
+  EXPECT_EQ(c.results[2], 6u);
+  EXPECT_EQ(c.resignations, 0u);
+  // Plies 2, 3 and 4 are level: the game ends at ply 4, plies 0-3 recorded, z 0.
+  for (const auto& [id, game] : ByGame<C4>(rig.sink->Drain())) {
+    ASSERT_EQ(game.size(), 4u) << "game " << id;
+    for (const C4Sample& s : game) EXPECT_EQ(s.z, 0.0f);
+  }
+
+  // Played through, every game would have been drawn; the decided ones are false positives.
+  o.adjudication.resign_playthrough_fraction = 1.0f;
+  rig = MakeRig<C4Sample>(games::ConnectFour::kId, o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters p = rig.engine->counters();
+  EXPECT_EQ(p.draw_adjudications, 0u);
+  EXPECT_EQ(p.playthrough_games, 6u);
+  EXPECT_EQ(p.playthrough_would_draw, 6u);
+  EXPECT_EQ(p.draw_false_positives, p.results[0] + p.results[1]);
+  EXPECT_EQ(p.playthrough_would_resign, 0u);
+}
+
+}  // namespace
+}  // namespace az::selfplay
