@@ -144,6 +144,8 @@ struct PlayDefaults {
   float draw_adjudicate_value = 0;
   int draw_adjudicate_plies = 1;
   int draw_adjudicate_min_ply = 0;
+  // The search's contempt for draws below its root (mcts::SearchOptions::draw_score). 0: none.
+  float draw_score = 0;
 };
 
 // Who made a sample.

@@ -19,6 +19,8 @@ Status SearchOptions::Validate() const {
   AZ_RETURN_IF_ERROR(Check(std::isfinite(fpu_base) && fpu_base >= 0, "fpu_base", ">= 0", fpu_base));
   AZ_RETURN_IF_ERROR(Check(std::isfinite(risk_beta) && std::fabs(risk_beta) <= 100.0f, "risk_beta",
                            "finite and within [-100, 100]", risk_beta));
+  AZ_RETURN_IF_ERROR(Check(draw_score >= 0 && draw_score <= 1, "draw_score", "within [0, 1]",
+                           draw_score));
   AZ_RETURN_IF_ERROR(Check(std::isfinite(dirichlet_alpha) && dirichlet_alpha > 0, "dirichlet_alpha",
                            "> 0", dirichlet_alpha));
   AZ_RETURN_IF_ERROR(Check(dirichlet_epsilon >= 0 && dirichlet_epsilon <= 1, "dirichlet_epsilon",

@@ -33,6 +33,12 @@ struct SearchOptions {
   // 1]). 0 is the plain, risk-neutral search at no extra cost; < 0 is risk-averse, > 0
   // risk-seeking.
   float risk_beta = 0.0f;
+  // Contempt for draws: a terminal draw below the root (stalemate, a repetition, the fifty-move
+  // rule) is valued draw_score for the side to move there, so -draw_score for the side that played
+  // into it. Both sides of a self-play game then take a draw only when nothing else is better; a
+  // network that values every position near 0 no longer makes an exact 0 (a repetition) the best
+  // move on offer. 0: draws are exactly 0. [0, 1]
+  float draw_score = 0.0f;
   // See VirtualLoss. Only matters when more than one playout per tree is in flight (max_batch > 1).
   VirtualLoss virtual_loss = VirtualLoss::kParentQ;
 

@@ -223,9 +223,10 @@ class Search {
           }
         }
         if (node.state == NodeState::kTerminal) {
+          const bool draw = node.outcome == games::GameOutcome::kDraw;
           BackupPath(path_begin, static_cast<std::uint32_t>(paths_.size()),
-                     games::OutcomeValue(node.outcome),
-                     node.outcome == games::GameOutcome::kDraw ? 1.0 : 0.0);
+                     games::OutcomeValue(node.outcome) + (draw ? options_.draw_score : 0.0f),
+                     draw ? 1.0 : 0.0);
           ++result.terminal_playouts;
         } else {  // kPending: another playout of this batch is waiting on this leaf
           RemoveVirtualLoss(path_begin, static_cast<std::uint32_t>(paths_.size()));
@@ -319,9 +320,11 @@ class Search {
     const Node& root = arena_[root_];
     const double n = static_cast<double>(root.N()) * kValueScale;
     if (n == 0) return {};
-    const double v = static_cast<double>(root.ValueSum());
     const double d = static_cast<double>(root.DrawSum());
-    return {std::max(0.0, (n - d + v) / 2) / n, d / n, std::max(0.0, (n - d - v) / 2) / n};
+    // A draw valued with contempt (draw_score) carries value without win or loss: the value is
+    // clamped to what the decisive playouts can hold, so the three still sum to 1.
+    const double v = std::clamp(static_cast<double>(root.ValueSum()), -(n - d), n - d);
+    return {(n - d + v) / 2 / n, d / n, (n - d - v) / 2 / n};
   }
   // The root's LogSumExp risk value (core/mcts/puct.h: RootSoftValue).
   double SoftValue() const { return RootSoftValue(arena_, arena_[root_], params_); }

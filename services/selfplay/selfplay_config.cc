@@ -79,6 +79,11 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
   app.add_option("--risk-beta", c.risk_beta, "entropic risk: < 0 averse, > 0 seeking")
       ->check(CLI::Range(-100.0f, 100.0f))
       ->capture_default_str();
+  app.add_option("--draw-score", c.draw_score,
+                 "contempt: a draw below the search root is worth -S to the side playing into it "
+                 "(-1: the game's default, chess 0.1, the others 0)")
+      ->check(CLI::Range(-1.0f, 1.0f))
+      ->capture_default_str();
   app.add_option("--virtual-loss", c.virtual_loss,
                  "how a playout in flight counts: loss or parent-q (matters with >1 leaf a game)")
       ->check(CLI::IsMember({"loss", "parent-q"}))
@@ -171,6 +176,7 @@ Status FinalizeConfig(SelfPlayConfig& c) {
   if (c.simulations == 0) c.simulations = defaults.simulations;
   if (c.max_plies == 0) c.max_plies = defaults.max_plies;
   if (c.dirichlet_alpha == 0.0f) c.dirichlet_alpha = defaults.dirichlet_alpha;
+  if (c.draw_score < 0.0f) c.draw_score = defaults.draw_score;
   if (c.temperature_plies < 0) c.temperature_plies = defaults.temperature_plies;
   if (c.random_opening_plies < 0) c.random_opening_plies = defaults.random_opening_plies_max;
   if (c.random_opening_plies_min < 0) {
@@ -229,6 +235,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.search.c_puct = c.c_puct;
   o.search.fpu_base = c.fpu_base;
   o.search.risk_beta = c.risk_beta;
+  o.search.draw_score = c.draw_score;
   o.search.virtual_loss =
       c.virtual_loss == "parent-q" ? mcts::VirtualLoss::kParentQ : mcts::VirtualLoss::kLoss;
   o.search.root_noise = true;
@@ -272,6 +279,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"c_puct", c.c_puct},
           {"fpu_base", c.fpu_base},
           {"risk_beta", c.risk_beta},
+          {"draw_score", c.draw_score},
           {"virtual_loss", c.virtual_loss},
           {"dirichlet_alpha", c.dirichlet_alpha},
           {"dirichlet_epsilon", c.dirichlet_epsilon},

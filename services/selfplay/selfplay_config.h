@@ -40,6 +40,7 @@ struct SelfPlayConfig : service::ServiceOptions {
   float c_puct = 1.5f;
   float fpu_base = 1.0f;
   float risk_beta = 0.0f;
+  float draw_score = -1.0f;  // -1: the game's default
   std::string virtual_loss = "loss";
   float dirichlet_alpha = 0.0f;  // 0: the game's default
   float dirichlet_epsilon = 0.25f;

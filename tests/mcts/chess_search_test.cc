@@ -200,6 +200,35 @@ TEST(ChessSearchTest, TwofoldRepetitionInTheTreeIsADrawButTheGameGoesOn) {
   ExpectConsistentTree(search);
 }
 
+TEST(ChessSearchTest, DrawScoreMakesPlayingIntoARepetitionWorseThanAnEvenPosition) {
+  // After Nf3 Nf6 Ng1, Black's Ng8 repeats. A uniform evaluator values every position at 0, so
+  // without contempt the repetition (exactly 0) is as good as any move; with draw_score 0.1 it is
+  // worth -0.1 to Black, and the search spends fewer playouts on it than on an even move.
+  chess::Game game;
+  for (const char* uci : {"g1f3", "g8f6", "f3g1"}) ASSERT_TRUE(game.PlayUci(uci).ok());
+  SearchOptions contempt = kUniform;
+  contempt.draw_score = 0.1f;
+  ChessSearch search = MakeSearch(game, contempt);
+  UniformEvaluator<Chess> evaluator;
+  ASSERT_TRUE(search.Run(evaluator, 400).ok());
+  const auto children = search.RootChildren();
+  const auto* repeat = FindChild(children, "f6g8");
+  const auto* even = FindChild(children, "e7e5");
+  ASSERT_NE(repeat, nullptr);
+  ASSERT_NE(even, nullptr);
+  ASSERT_GT(repeat->visits, 0u);
+  EXPECT_NEAR(repeat->q, -0.1, 1e-4);
+  EXPECT_NEAR(even->q, 0.0, 1e-4);
+  EXPECT_LT(repeat->visits, even->visits);
+  // The draw is still a draw: its WDL says so, only its value carries the contempt.
+  EXPECT_EQ(ChildNode(search, "f6g8").outcome, games::GameOutcome::kDraw);
+  const Wdl wdl = search.RootWdl();  // still a distribution, as samples need
+  EXPECT_GE(wdl.win, 0.0);
+  EXPECT_GE(wdl.loss, 0.0);
+  EXPECT_NEAR(wdl.win + wdl.draw + wdl.loss, 1.0, 1e-9);
+  EXPECT_EQ(SearchOptions{.draw_score = 1.5f}.Validate().code(), StatusCode::kInvalidArgument);
+}
+
 // Uniform, but the knights' way back (Ng1, Ng8) is what a network would play first.
 struct KnightsBackEvaluator {
   Status Evaluate(std::span<const Leaf<Chess>> batch, std::span<LeafEval> evals) {

@@ -69,7 +69,10 @@ struct Chess {
   // Openings: 4-8 random plies from the start. Resignation at a value below -0.9 for 6 plies in
   // a row (both sides' searches agree for 3 moves each), 10% of games played through to count
   // false positives; draw adjudication only for long games (|value| < 0.05 for 40 plies from ply
-  // 240 on), well short of the 512-ply cut-off.
+  // 240 on), well short of the 512-ply cut-off. Draws below the search root are worth -0.1 to
+  // the side that plays into them: without it a young network, which values every position near
+  // 0, found nothing better than an exact-0 repetition, and 99.7% of self-play games were drawn
+  // by repetition within 15 plies (docs/learning.md).
   static constexpr PlayDefaults kPlay = {.simulations = 100,
                                          .temperature_plies = 30,
                                          .dirichlet_alpha = 0.3f,
@@ -81,7 +84,8 @@ struct Chess {
                                          .resign_playthrough_fraction = 0.1f,
                                          .draw_adjudicate_value = 0.05f,
                                          .draw_adjudicate_plies = 40,
-                                         .draw_adjudicate_min_ply = 240};
+                                         .draw_adjudicate_min_ply = 240,
+                                         .draw_score = 0.1f};
   static void Encode(const Record& record, std::span<float> out) {
     encoding::EncodePlanes(record, out);
   }
