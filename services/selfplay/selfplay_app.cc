@@ -204,7 +204,8 @@ void SelfPlayApp::LogRates() {
                 << c.results[1] << " / " << c.results[2] << " first / second / draw), "
                 << c.resignations << " resigned, " << c.draw_adjudications
                 << " drawn by adjudication, resign false positives " << c.resign_false_positives
-                << " of " << c.playthrough_would_resign << ", " << c.samples_pushed
+                << " of " << c.playthrough_would_resign << " (" << c.resignations_withheld
+                << " withheld until trusted), " << c.samples_pushed
                 << " samples pushed, model version " << c.model_version << ", eval timeouts "
                 << c.eval_timeouts;
   logged_ = c;
@@ -246,7 +247,9 @@ nlohmann::json SelfPlayApp::StatusJson() {
             {"playthrough_would_resign", c.playthrough_would_resign},
             {"resign_false_positives", c.resign_false_positives},
             {"playthrough_would_draw", c.playthrough_would_draw},
-            {"draw_false_positives", c.draw_false_positives}}}};
+            {"draw_false_positives", c.draw_false_positives},
+            {"resignations_withheld", c.resignations_withheld},
+            {"draws_withheld", c.draws_withheld}}}};
 }
 
 }  // namespace az::selfplay

@@ -148,6 +148,16 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "plies before this one do not count (-1: the game's default, chess 240)")
       ->check(CLI::Range(-1, 1 << 20))
       ->capture_default_str();
+  app.add_option("--adjudicate-max-false-positives", c.adjudicate_max_false_positives,
+                 "carry out resignations (draws) only once games played to the end show at "
+                 "most this share of them wrong; until then they are withheld and the games "
+                 "counted. 1: trust from the start")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+  app.add_option("--adjudicate-min-evidence", c.adjudicate_min_evidence,
+                 "games played to the end where a verdict would have fired, before it is trusted")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
 
   app.add_option("--eval-timeout", c.eval_timeout,
                  "seconds without an eval answer before resubmitting (evaluator restarted)")
@@ -254,7 +264,9 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
                     .resign_playthrough_fraction = c.resign_playthrough_fraction,
                     .draw_value = c.draw_adjudicate_value,
                     .draw_plies = c.draw_adjudicate_plies,
-                    .draw_min_ply = c.draw_adjudicate_min_ply};
+                    .draw_min_ply = c.draw_adjudicate_min_ply,
+                    .max_false_positives = c.adjudicate_max_false_positives,
+                    .min_evidence = c.adjudicate_min_evidence};
   o.worker_id = c.worker_id;
   o.eval_timeout = FromSeconds<std::chrono::milliseconds>(c.eval_timeout);
   o.push_timeout = FromSeconds<std::chrono::milliseconds>(c.push_timeout);
@@ -297,6 +309,8 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"draw_adjudicate_value", c.draw_adjudicate_value},
           {"draw_adjudicate_plies", c.draw_adjudicate_plies},
           {"draw_adjudicate_min_ply", c.draw_adjudicate_min_ply},
+          {"adjudicate_max_false_positives", c.adjudicate_max_false_positives},
+          {"adjudicate_min_evidence", c.adjudicate_min_evidence},
           {"eval_timeout", c.eval_timeout},
           {"push_timeout", c.push_timeout},
           {"connect_timeout", c.connect_timeout},

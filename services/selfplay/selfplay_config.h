@@ -59,6 +59,8 @@ struct SelfPlayConfig : service::ServiceOptions {
   float draw_adjudicate_value = -1.0f;        // -1: the game's default; 0: off
   int draw_adjudicate_plies = 0;              // 0: the game's default
   int draw_adjudicate_min_ply = -1;           // -1: the game's default
+  float adjudicate_max_false_positives = 0.05f;  // trust (adjudication.h); 1: from the start
+  int adjudicate_min_evidence = 20;
 
   // Transport.
   double eval_timeout = 10;    // seconds without an answer before resubmitting

@@ -18,6 +18,8 @@ Status AdjudicationOptions::Validate() const {
   if (resign_plies < 1) return InvalidArgument("resign plies must be >= 1");
   if (draw_plies < 1) return InvalidArgument("draw adjudication plies must be >= 1");
   if (draw_min_ply < 0) return InvalidArgument("draw adjudication min ply must be >= 0");
+  AZ_RETURN_IF_ERROR(in_unit("adjudication max false positives", max_false_positives));
+  if (min_evidence < 1) return InvalidArgument("adjudication min evidence must be >= 1");
   return Status::Ok();
 }
 

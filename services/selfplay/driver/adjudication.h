@@ -25,6 +25,13 @@ struct AdjudicationOptions {
   float draw_value = 0.0f;                   // (0, 1]; 0: no draw adjudication
   int draw_plies = 1;                        // >= 1
   int draw_min_ply = 0;                      // >= 0
+  // Trust: a kind of verdict is carried out only once at least `min_evidence` games played to
+  // the end showed it would have fired, with at most `max_false_positives` of them wrong. Until
+  // then its verdicts are withheld, and the games they were withheld in are played out and count
+  // as evidence too (AlphaZero kept resignation's false positives under 5% the same way).
+  // max_false_positives 1: every verdict is carried out from the start.
+  float max_false_positives = 1.0f;  // [0, 1]
+  int min_evidence = 20;             // >= 1
 
   bool resign_on() const { return resign_value > 0.0f; }
   bool draw_on() const { return draw_value > 0.0f; }

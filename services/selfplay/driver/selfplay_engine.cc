@@ -55,6 +55,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     bool failed = false;  // an answer of its batch in flight said invalid or failed
     std::vector<Sample> samples;
     Adjudicator adjudicator;
+    bool measuring = false;  // a verdict was withheld: the game's result is evidence (Trusted)
   };
   // One request of a group in flight.
   struct Entry {
@@ -186,6 +187,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     const bool playthrough = (adjudication.resign_on() || adjudication.draw_on()) &&
                              rng_.Uniform() < adjudication.resign_playthrough_fraction;
     slot.adjudicator = Adjudicator(adjudication, playthrough);
+    slot.measuring = false;
     slot.active = true;
     slot.game_id = (std::uint64_t{options_.worker_id} << 48) | (std::uint64_t{salt_} << 32) |
                    (counters_.games_started & 0xFFFFFFFFu);
@@ -241,7 +243,10 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     // Adjudicated: the game ends at this root, which is not recorded (as a final position is not).
     if (const Verdict verdict = slot.adjudicator.Observe(ply, search.RootValue());
         verdict != Verdict::kNone) {
-      return Adjudicate(slot, verdict, ply);
+      if (Trusted(verdict)) return Adjudicate(slot, verdict, ply);
+      // Withheld: the game goes on to its end and shows whether the verdict was right.
+      ++(verdict == Verdict::kResign ? counters_.resignations_withheld : counters_.draws_withheld);
+      slot.measuring = true;
     }
     const std::uint32_t version =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(slot.model_version, 0xFFFFFFFFu));
@@ -280,10 +285,23 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     return Status::Ok();
   }
 
-  // A playthrough game's would-be verdicts against its result (-1 draw, else the winner's parity).
-  void CountPlaythrough(const Adjudicator& adjudicator, int winner) {
-    if (!adjudicator.playthrough()) return;
-    ++counters_.playthrough_games;
+  // Whether verdicts of this kind have shown themselves reliable in the games played to the end.
+  bool Trusted(Verdict verdict) const {
+    const AdjudicationOptions& a = options_.adjudication;
+    if (a.max_false_positives >= 1.0f) return true;
+    const bool resign = verdict == Verdict::kResign;
+    const double evidence = static_cast<double>(resign ? counters_.playthrough_would_resign
+                                                       : counters_.playthrough_would_draw);
+    const double wrong = static_cast<double>(resign ? counters_.resign_false_positives
+                                                    : counters_.draw_false_positives);
+    return evidence >= a.min_evidence && wrong <= a.max_false_positives * evidence;
+  }
+
+  // The would-be verdicts of a playthrough game, or of one whose verdict was withheld, against
+  // its result (-1 draw, else the winner's parity).
+  void CountPlaythrough(const Adjudicator& adjudicator, bool measuring, int winner) {
+    if (!adjudicator.playthrough() && !measuring) return;
+    if (adjudicator.playthrough()) ++counters_.playthrough_games;
     if (adjudicator.resigner_parity() >= 0) {
       ++counters_.playthrough_would_resign;
       if (winner != 1 - adjudicator.resigner_parity()) ++counters_.resign_false_positives;
@@ -305,7 +323,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     }
     ++counters_.games_finished;
     ++counters_.results[static_cast<int>(result)];
-    CountPlaythrough(slot.adjudicator,
+    CountPlaythrough(slot.adjudicator, slot.measuring,
                      result == GameResultKind::kDraw ? -1 : static_cast<int>(result));
     if (observer_.game_finished) observer_.game_finished(plies, result);
     AZ_RETURN_IF_ERROR(PushSamples(slot.samples));

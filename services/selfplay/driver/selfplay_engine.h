@@ -92,6 +92,10 @@ struct EngineCounters {
   std::uint64_t resign_false_positives = 0;
   std::uint64_t playthrough_would_draw = 0;
   std::uint64_t draw_false_positives = 0;
+  // Verdicts not carried out because the evidence did not yet show them reliable (adjudication.h:
+  // max_false_positives); those games were played out and counted with the playthrough ones.
+  std::uint64_t resignations_withheld = 0;
+  std::uint64_t draws_withheld = 0;
   std::uint64_t games_in_progress = 0;
   // Where the engine's thread spent its time: searching (backing up, playing moves, gathering,
   // building samples and pushing them) and waiting for eval answers (submitting included).

@@ -260,6 +260,38 @@ TEST(SelfPlayAdjudicationTest, PlaythroughGamesAreNotResignedAndFalsePositivesAr
   EXPECT_EQ(played_out, c.playthrough_games);
 }
 
+TEST(SelfPlayAdjudicationTest, VerdictsAreWithheldUntilGamesPlayedOutShowThemReliable) {
+  // The network is sure the first player loses, and it does in these games (the fake's values
+  // are what both sides' searches see): once 4 games played to the end confirm it, resignations
+  // are trusted and carried out.
+  EngineOptions o = ConnectFourOptions();
+  o.max_games = 24;
+  o.games = 4;
+  o.adjudication = {.resign_value = 0.9f,
+                    .resign_plies = 4,
+                    .max_false_positives = 0.05f,
+                    .min_evidence = 4};
+  Rig<C4Sample> rig = MakeRig<C4Sample>(games::ConnectFour::kId, o, FirstPlayerLoses);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  ASSERT_EQ(c.games_finished, 24u);
+  EXPECT_GE(c.resignations_withheld, 4u);
+  EXPECT_EQ(c.playthrough_games, 0u);  // none drawn as playthrough: the withheld ones are evidence
+  EXPECT_EQ(c.playthrough_would_resign, c.resignations_withheld);
+  EXPECT_GT(c.resignations, 0u);
+  EXPECT_EQ(c.resignations + c.resignations_withheld, 24u);
+  EXPECT_EQ(c.resign_false_positives, 0u);  // trusted with 4 games of evidence: none wrong
+
+  // A verdict that is never confirmed is never carried out: with no false positive allowed and
+  // more evidence asked for than games played, every game is played out.
+  o.adjudication.max_false_positives = 0.0f;
+  o.adjudication.min_evidence = 1000;
+  Rig<C4Sample> strict = MakeRig<C4Sample>(games::ConnectFour::kId, o, FirstPlayerLoses);
+  ASSERT_TRUE(RunToEnd(*strict.engine).ok());
+  EXPECT_EQ(strict.engine->counters().resignations, 0u);
+  EXPECT_EQ(strict.engine->counters().resignations_withheld, 24u);
+}
+
 TEST(SelfPlayAdjudicationTest, LevelValuesFromTheMinimumPlyOnEndTheGameDrawn) {
   EngineOptions o = ConnectFourOptions();
   o.adjudication = {.draw_value = 0.05f, .draw_plies = 3, .draw_min_ply = 2};
