@@ -25,6 +25,13 @@ Status SearchOptions::Validate() const {
                            "> 0", dirichlet_alpha));
   AZ_RETURN_IF_ERROR(Check(dirichlet_epsilon >= 0 && dirichlet_epsilon <= 1, "dirichlet_epsilon",
                            "within [0, 1]", dirichlet_epsilon));
+  AZ_RETURN_IF_ERROR(Check(gumbel_considered >= 1 && gumbel_considered <= 4096,
+                           "gumbel_considered", "within [1, 4096]", gumbel_considered));
+  AZ_RETURN_IF_ERROR(Check(std::isfinite(gumbel_c_visit) && gumbel_c_visit >= 0, "gumbel_c_visit",
+                           ">= 0", gumbel_c_visit));
+  AZ_RETURN_IF_ERROR(Check(std::isfinite(gumbel_c_scale) && gumbel_c_scale > 0 &&
+                               gumbel_c_scale <= 1000,
+                           "gumbel_c_scale", "within (0, 1000]", gumbel_c_scale));
   AZ_RETURN_IF_ERROR(
       Check(max_batch >= 1 && max_batch <= 4096, "max_batch", "within [1, 4096]", max_batch));
   AZ_RETURN_IF_ERROR(Check(max_nodes >= 1024 && max_nodes <= (1u << 31), "max_nodes",

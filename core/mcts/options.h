@@ -23,6 +23,19 @@ enum class VirtualLoss : std::uint8_t {
   kLoss = 1,
 };
 
+// How the root picks the child each playout descends into.
+enum class RootSelection : std::uint8_t {
+  // PUCT, as below the root (with Dirichlet root noise in self-play); the training target is the
+  // visit distribution.
+  kPuct = 0,
+  // Gumbel AlphaZero (core/mcts/gumbel.h): Gumbel-top-k sampling without replacement and
+  // sequential halving over the visit budget; the training target is softmax(logits +
+  // sigma(completed Q)), an improvement over the prior even with a handful of playouts. Below the
+  // root, PUCT. Root noise is the Gumbel noise (no Dirichlet). Every move starts a fresh tree
+  // (reuse_tree is ignored: inherited visits would break the halving schedule).
+  kGumbel = 1,
+};
+
 struct SearchOptions {
   // PUCT: Q(s,a) + c_puct * P(s,a) * sqrt(N(s)) / (1 + N(s,a) + VL(s,a)).
   float c_puct = 1.5f;
@@ -47,6 +60,21 @@ struct SearchOptions {
   bool root_noise = false;
   float dirichlet_alpha = 0.3f;
   float dirichlet_epsilon = 0.25f;
+
+  // The root's selection rule and Gumbel's constants (core/mcts/gumbel.h: m, c_visit, c_scale).
+  RootSelection root_selection = RootSelection::kPuct;
+  int gumbel_considered = 16;
+  float gumbel_c_visit = 50.0f;
+  float gumbel_c_scale = 0.1f;
+
+  // At expansion, look one move ahead for the game's end: each child's state is checked (one Apply,
+  // LegalMoves and the game's tree outcome per move) and a move that ends the game is a terminal
+  // child before it is ever visited, valued exactly (a win +1, a draw 0 or the draw score) instead
+  // of at first-play urgency. The first visit to a node with a winning move then plays it, so a
+  // win in one is never missed and a move that allows one is refuted at once, whatever the
+  // priors. Costs a move generation per child at each expansion (a few microseconds in chess,
+  // next to a network evaluation's milliseconds).
+  bool detect_terminal_children = true;
 
   // Most playouts gathered per batch (Gather's limit, and Run's batch for its evaluator).
   int max_batch = 16;

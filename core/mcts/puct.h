@@ -5,6 +5,7 @@
 //
 //   score(s,a) = Q(s,a) + c_puct * P(s,a) * sqrt(N(s)) / (1 + N(s,a) + VL(s,a))
 //   Q(s,a), unvisited, no virtual loss:  Q_parent - fpu_base * (1 - P(s,a))    (dynamic FPU)
+//   Q(s,a), unvisited terminal child:     its exact value (a win 1, a draw -draw_score, a loss -1)
 //   Q(s,a), unvisited, virtual loss:     q_vl
 //   Q(s,a), visited:                     m1 = (sum v + VL * q_vl) / (N + VL)
 //     risk_beta == 0:                    m1
@@ -31,19 +32,32 @@ struct PuctParams {
   double fpu_base = 1.0;
   double risk_beta = 0.0;
   bool virtual_loss_is_loss = false;  // VirtualLoss::kLoss
+  double draw_score = 0.0;
 
   static PuctParams From(const SearchOptions& options) {
     return {options.c_puct, options.fpu_base, options.risk_beta,
-            options.virtual_loss == VirtualLoss::kLoss};
+            options.virtual_loss == VirtualLoss::kLoss, options.draw_score};
   }
 };
+
+// The exact value of a terminal child for its parent's side to move (the child's outcome is for
+// the side to move there: a loss there is a win here; a draw is worth draw_score to the side to
+// move there).
+inline double TerminalChildQ(const Node& child, const PuctParams& params) {
+  const bool draw = child.outcome == games::GameOutcome::kDraw;
+  return -(games::OutcomeValue(child.outcome) + (draw ? params.draw_score : 0.0));
+}
 
 // Q(s,a) of `child` for the parent, whose own mean is `q_parent`.
 inline double ChildQ(const Node& child, double q_parent, const PuctParams& params) {
   const std::uint32_t n = child.N();
   const std::uint32_t vl = child.VL();
   const double q_vl = params.virtual_loss_is_loss ? -1.0 : q_parent;
-  if (n == 0) return vl == 0 ? q_parent - params.fpu_base * (1.0 - child.Prior()) : q_vl;
+  if (n == 0) {
+    if (vl != 0) return q_vl;
+    if (child.state == NodeState::kTerminal) return TerminalChildQ(child, params);
+    return q_parent - params.fpu_base * (1.0 - child.Prior());
+  }
   const double total = static_cast<double>(n) + vl;
   const double sum = -static_cast<double>(child.ValueSum()) / kValueScale;
   const double mean = (sum + vl * q_vl) / total;

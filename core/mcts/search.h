@@ -34,6 +34,7 @@
 #include "core/base/status.h"
 #include "core/games/game.h"
 #include "core/mcts/evaluator.h"
+#include "core/mcts/gumbel.h"
 #include "core/mcts/node.h"
 #include "core/mcts/node_arena.h"
 #include "core/mcts/options.h"
@@ -56,7 +57,9 @@ struct ChildStats {
   std::uint32_t visits = 0;
   float prior = 0.0f;   // after root noise, when it is on
   double q = 0.0;       // Q for the root's side to move (risk-adjusted); 0 when unvisited
-  double policy = 0.0;  // visits / all the root's child visits: the policy training target
+  // The policy training target: visits / all the root's child visits (PUCT), or Gumbel's
+  // softmax(logit + sigma(completed Q)) (RootSelection::kGumbel).
+  double policy = 0.0;
 };
 
 // Counters since the Search was created (except inherited_visits).
@@ -118,8 +121,8 @@ class Search {
       }
     }
     stats_.inherited_visits = 0;
-    if (options_.reuse_tree && child != kNullNode && arena_[child].state == NodeState::kExpanded &&
-        CopySubtreeToSpare(child)) {
+    if (options_.reuse_tree && !gumbel() && child != kNullNode &&
+        arena_[child].state == NodeState::kExpanded && CopySubtreeToSpare(child)) {
       std::swap(arena_, spare_);
       root_ = 0;
       stats_.inherited_visits = arena_[root_].N();
@@ -141,6 +144,7 @@ class Search {
   requires BatchEvaluator<E, G> Status Run(E& evaluator, int visits) {
     AZ_CHECK(visits >= 0);
     AZ_CHECK(pending_.empty(), "Run with leaves in flight: Backup() or Cancel() first");
+    SetVisitBudget(visits);
     if (games::IsTerminal(root_outcome_)) {
       return FailedPrecondition("the root state is terminal: there is no move to search");
     }
@@ -186,7 +190,7 @@ class Search {
         paths_.push_back(index);
         node.virtual_loss.fetch_add(1, std::memory_order_relaxed);
         if (node.state == NodeState::kExpanded) {
-          index = SelectChild(arena_, node, params_);
+          index = index == root_ && gumbel() ? GumbelRootChild() : SelectChild(arena_, node, params_);
           const Move move = G::UnpackMove(scratch_, arena_[index].move);
           G::Apply(scratch_, move);
           path_moves_.push_back(move);
@@ -209,8 +213,17 @@ class Search {
             for (int i = 0; i < count; ++i) {
               indices[i] = static_cast<std::uint16_t>(G::PolicyIndex(scratch_, moves[i]));
             }
+            if (options_.detect_terminal_children) {
+              games::GameOutcome* outcomes = leaf_child_outcomes_.data() + moves_used;
+              for (int i = 0; i < count; ++i) {
+                G::Apply(scratch_, moves[i]);
+                outcomes[i] = games::TreeOutcome<G>(scratch_, G::LegalMoves(scratch_, lookahead_.data()));
+                G::Undo(scratch_, moves[i]);
+              }
+            }
             leaf_records_[result.leaves] = G::ToRecord(scratch_);
-            pending_.push_back({index, path_begin, static_cast<std::uint32_t>(paths_.size())});
+            pending_.push_back({index, path_begin, static_cast<std::uint32_t>(paths_.size()),
+                                static_cast<std::uint32_t>(moves_used)});
             leaves_.push_back({&leaf_records_[result.leaves], std::span<const Move>(moves, count),
                                std::span<const std::uint16_t>(indices, count)});
             std::array<float, 3>& wdl = leaf_wdl_[result.leaves];
@@ -256,10 +269,14 @@ class Search {
       double win, draw, loss;
       SanitizeWdl(evals_[i].wdl, win, draw, loss);
       SanitizePriors(evals_[i].priors);
-      Expand(node, leaves_[i].moves, evals_[i].priors);
+      Expand(node, leaves_[i].moves, evals_[i].priors, leaf.node == root_, leaf.moves_offset);
       BackupPath(leaf.path_begin, leaf.path_end, win - loss, draw);
-      if (leaf.node == root_ && options_.root_noise && node.state == NodeState::kExpanded) {
-        ApplyRootNoise();
+      if (leaf.node == root_ && node.state == NodeState::kExpanded) {
+        if (gumbel()) {
+          InitGumbelRoot(win - loss);
+        } else if (options_.root_noise) {
+          ApplyRootNoise();
+        }
       }
     }
     stats_.evaluated_leaves += pending_.size();
@@ -276,6 +293,18 @@ class Search {
     stats_.cancelled_leaves += pending_.size();
     ClearBatch();
   }
+
+  // The playouts this root's search will get (Gumbel plans its sequential halving over them; PUCT
+  // ignores it). Run sets it; a caller driving Gather itself sets it before gathering at a new
+  // root. Simulations beyond it keep deepening the actions that survived the halving.
+  void SetVisitBudget(int visits) {
+    AZ_CHECK(visits >= 0);
+    visit_budget_ = visits;
+  }
+  // Root noise (Dirichlet for PUCT, Gumbel noise for Gumbel) for roots expanded from now on: a
+  // self-play engine turns it off for the cheap searches of playout-cap randomisation.
+  void SetRootNoise(bool on) { options_.root_noise = on; }
+  bool gumbel() const { return options_.root_selection == RootSelection::kGumbel; }
 
   // --- The root, after a search. ---
 
@@ -302,13 +331,17 @@ class Search {
     if (root.state != NodeState::kExpanded) return children;
     const double q_parent = root.Mean();
     const double total = RootChildVisits();
+    if (gumbel()) {
+      FillGumbelChildren();
+      ImprovedPolicy(root_raw_value_, gumbel_children_, gumbel_params_, gumbel_sigma_);
+    }
     for (std::uint32_t i = 0; i < root.num_children; ++i) {
       const Node& child = arena_[root.first_child + i];
       ChildStats<Move> stats{G::UnpackMove(root_state_, child.move)};
       stats.visits = child.N();
       stats.prior = child.Prior();
       stats.q = stats.visits > 0 ? ChildQ(child, q_parent, params_) : 0.0;
-      stats.policy = total > 0 ? stats.visits / total : 0.0;
+      stats.policy = gumbel() ? gumbel_sigma_[i] : (total > 0 ? stats.visits / total : 0.0);
       children.push_back(stats);
     }
     return children;
@@ -329,13 +362,17 @@ class Search {
   // The root's LogSumExp risk value (core/mcts/puct.h: RootSoftValue).
   double SoftValue() const { return RootSoftValue(arena_, arena_[root_], params_); }
 
-  // The most visited move (the higher prior on ties). The root must have a visited child (checked).
+  // The most visited move (the higher prior on ties); with Gumbel, the best of the most visited
+  // by logit + sigma(completed Q). The root must have a visited child (checked).
   Move BestMove() { return SelectMove(0.0f); }
   // A move drawn with probability proportional to N^(1/tau) from the search's PRNG; tau <= 0 is
-  // BestMove(). The root must have a visited child (checked).
+  // BestMove(). With Gumbel and tau > 0: the Gumbel-max choice among the most visited actions
+  // (which samples from the improved policy), or, for a root without Gumbel noise, a draw from
+  // the improved policy^(1/tau). The root must have a visited child (checked).
   Move SelectMove(float tau) {
     const Node& root = arena_[root_];
     AZ_CHECK(root.state == NodeState::kExpanded, "no move before the root is searched");
+    if (gumbel()) return G::UnpackMove(root_state_, arena_[root.first_child + GumbelMove(tau)].move);
     visit_scratch_.clear();
     for (std::uint32_t i = 0; i < root.num_children; ++i) {
       visit_scratch_.push_back(arena_[root.first_child + i].N());
@@ -349,11 +386,13 @@ class Search {
     std::uint32_t node;
     std::uint32_t path_begin;  // the leaf's path (root first) is paths_[path_begin, path_end)
     std::uint32_t path_end;
+    std::uint32_t moves_offset;  // its moves' place in leaf_moves_ and leaf_child_outcomes_
   };
 
   Search(const SearchOptions& options, const State& root)
       : options_(options),
         params_(PuctParams::From(options)),
+        gumbel_params_{options.gumbel_considered, options.gumbel_c_visit, options.gumbel_c_scale},
         track_squares_(options.risk_beta != 0.0f),
         arena_(options.max_nodes),
         spare_(options.max_nodes),
@@ -364,7 +403,9 @@ class Search {
         leaf_wdl_(options.max_batch),
         leaf_moves_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
         leaf_policy_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
-        leaf_priors_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves) {
+        leaf_priors_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
+        leaf_child_outcomes_(static_cast<std::size_t>(options.max_batch) * G::kMaxMoves),
+        lookahead_(G::kMaxMoves) {
     pending_.reserve(options.max_batch);
     leaves_.reserve(options.max_batch);
     evals_.reserve(options.max_batch);
@@ -381,6 +422,75 @@ class Search {
     arena_.Reset();
     root_ = arena_.Allocate(1);
     arena_[root_].Init(0, 0);
+    root_noised_ = false;
+  }
+
+  // --- Gumbel at the root (core/mcts/gumbel.h). ---
+
+  // The root was just expanded with the network's value `raw_value`: draws its Gumbel noise.
+  void InitGumbelRoot(double raw_value) {
+    Node& root = arena_[root_];
+    root_raw_value_ = raw_value;
+    root.num_started = root.num_children;  // children are picked out of prior order
+    root_gumbel_.assign(root.num_children, 0.0);
+    root_noised_ = options_.root_noise;
+    if (root_noised_) {
+      for (double& g : root_gumbel_) {
+        const double u = std::min(rng_.UniformOpenZero(), 1.0 - 0x1.0p-53);
+        g = -std::log(-std::log(u));
+      }
+    }
+  }
+
+  void FillGumbelChildren() const {
+    const Node& root = arena_[root_];
+    gumbel_children_.resize(root.num_children);
+    gumbel_sigma_.resize(root.num_children);
+    for (std::uint32_t i = 0; i < root.num_children; ++i) {
+      const Node& child = arena_[root.first_child + i];
+      GumbelChild& c = gumbel_children_[i];
+      c.logit = root_logits_[i];
+      c.gumbel = root_gumbel_[i];
+      c.visits = child.N();
+      c.in_flight = child.VL();
+      c.q = c.visits > 0 ? -child.Mean() : 0.0;
+    }
+  }
+
+  std::uint32_t GumbelRootChild() {
+    const Node& root = arena_[root_];
+    FillGumbelChildren();
+    CompletedSigma(root_raw_value_, gumbel_children_, gumbel_params_, gumbel_sigma_);
+    const int considered = std::min<int>(gumbel_params_.max_considered, root.num_children);
+    if (considered != table_considered_ || visit_budget_ != table_budget_) {
+      considered_visits_ = ConsideredVisits(considered, visit_budget_);
+      table_considered_ = considered;
+      table_budget_ = visit_budget_;
+    }
+    std::uint32_t simulation = 0;
+    for (const GumbelChild& c : gumbel_children_) simulation += c.visits + c.in_flight;
+    const std::uint32_t wanted = simulation < considered_visits_.size()
+                                     ? considered_visits_[simulation]
+                                     : std::numeric_limits<std::uint32_t>::max();
+    return root.first_child +
+           static_cast<std::uint32_t>(GumbelSelect(gumbel_children_, gumbel_sigma_, wanted));
+  }
+
+  std::size_t GumbelMove(float tau) {
+    FillGumbelChildren();
+    CompletedSigma(root_raw_value_, gumbel_children_, gumbel_params_, gumbel_sigma_);
+    if (tau <= 0.0f || root_noised_) {
+      return GumbelFinalMove(gumbel_children_, gumbel_sigma_, tau > 0.0f);
+    }
+    ImprovedPolicy(root_raw_value_, gumbel_children_, gumbel_params_, gumbel_sigma_);
+    double total = 0.0;
+    for (double& p : gumbel_sigma_) total += (p = std::pow(p, 1.0 / tau));
+    double target = rng_.Uniform() * total;
+    for (std::size_t i = 0; i < gumbel_sigma_.size(); ++i) {
+      target -= gumbel_sigma_[i];
+      if (target < 0.0) return i;
+    }
+    return gumbel_sigma_.size() - 1;
   }
 
   games::GameOutcome ComputeOutcome(const State& state) {
@@ -447,8 +557,9 @@ class Search {
   }
 
   // Gives `node` one child per move, by decreasing prior (ties in move order), or leaves it
-  // unexpanded when the arena is full.
-  void Expand(Node& node, std::span<const Move> moves, std::span<const float> priors) {
+  // unexpanded when the arena is full. For the root, also keeps the priors' logits (Gumbel).
+  void Expand(Node& node, std::span<const Move> moves, std::span<const float> priors,
+              bool is_root, std::uint32_t moves_offset) {
     const auto count = static_cast<std::uint32_t>(moves.size());
     const std::uint32_t first = arena_.Allocate(count);
     if (first == kNullNode) {
@@ -466,6 +577,27 @@ class Search {
       const std::uint32_t index = 0xFFFFu - (order_[i] & 0xFFFFu);
       arena_[first + i].Init(G::PackMove(moves[index]),
                              static_cast<std::uint16_t>(order_[i] >> 16));
+    }
+    if (options_.detect_terminal_children) {
+      // Children that end the game are terminal from the start; their exact value breaks the
+      // prior order that lets selection skip unstarted children, so all are scored here.
+      const games::GameOutcome* outcomes = leaf_child_outcomes_.data() + moves_offset;
+      bool any = false;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const games::GameOutcome outcome = outcomes[0xFFFFu - (order_[i] & 0xFFFFu)];
+        if (!games::IsTerminal(outcome)) continue;
+        arena_[first + i].state = NodeState::kTerminal;
+        arena_[first + i].outcome = outcome;
+        any = true;
+      }
+      if (any) node.num_started = static_cast<std::uint16_t>(count);
+    }
+    if (is_root) {
+      root_logits_.resize(count);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        const std::uint32_t index = 0xFFFFu - (order_[i] & 0xFFFFu);
+        root_logits_[i] = std::log(std::max(static_cast<double>(priors[index]), 1e-30));
+      }
     }
     node.first_child = first;
     node.num_children = static_cast<std::uint16_t>(count);
@@ -514,6 +646,18 @@ class Search {
 
   SearchOptions options_;
   PuctParams params_;
+  GumbelParams gumbel_params_;
+  // Gumbel's root: the priors' logits, the noise and the network's value, per root child.
+  std::vector<double> root_logits_;
+  std::vector<double> root_gumbel_;
+  double root_raw_value_ = 0.0;
+  bool root_noised_ = false;
+  int visit_budget_ = 0;
+  std::vector<std::uint32_t> considered_visits_;  // for (table_considered_, table_budget_)
+  int table_considered_ = -1;
+  int table_budget_ = -1;
+  mutable std::vector<GumbelChild> gumbel_children_;  // scratch
+  mutable std::vector<double> gumbel_sigma_;
   bool track_squares_;
   NodeArena arena_;
   NodeArena spare_;  // the target of subtree reuse; swapped with arena_ by Advance
@@ -530,6 +674,8 @@ class Search {
   std::vector<Move> leaf_moves_;
   std::vector<std::uint16_t> leaf_policy_;
   std::vector<float> leaf_priors_;
+  std::vector<games::GameOutcome> leaf_child_outcomes_;  // detect_terminal_children's lookahead
+  std::vector<Move> lookahead_;                          // its scratch for the children's moves
   std::vector<PendingLeaf> pending_;
   std::vector<Leaf<G>> leaves_;
   std::vector<LeafEval> evals_;

@@ -8,6 +8,25 @@
 
 namespace az::learner {
 
+std::optional<std::pair<int, int>> ParseNetShape(const std::string& text) {
+  const std::size_t x = text.find('x');
+  if (x == std::string::npos || x == 0 || x + 1 == text.size()) return std::nullopt;
+  const auto number = [](std::string_view digits, int hi) -> std::optional<int> {
+    if (digits.empty() || digits.size() > 4) return std::nullopt;
+    int value = 0;
+    for (char ch : digits) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      value = value * 10 + (ch - '0');
+    }
+    if (value < 1 || value > hi) return std::nullopt;
+    return value;
+  };
+  const std::optional<int> blocks = number(std::string_view(text).substr(0, x), 64);
+  const std::optional<int> filters = number(std::string_view(text).substr(x + 1), 1024);
+  if (!blocks || !filters) return std::nullopt;
+  return std::make_pair(*blocks, *filters);
+}
+
 void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
   service::AddServiceOptions(
       app, c, {.run_dir = "the run directory (control socket, discovery, checkpoints, models)"});
@@ -28,8 +47,25 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
 
   app.add_option("--net", c.net,
                  "network shape: default (the game's preset: chess small 6x64, Connect Four "
-                 "4x32, tic-tac-toe 2x32), small or full (chess 15x192, for a GPU)")
-      ->check(CLI::IsMember({"default", "small", "full"}))
+                 "4x32, tic-tac-toe 2x32), small or full (chess 15x192, for a GPU), or "
+                 "BLOCKSxFILTERS for any game (e.g. 6x64; the heads as the preset's)")
+      ->check([](const std::string& v) {
+        return v == "default" || v == "small" || v == "full" || ParseNetShape(v).has_value()
+                   ? std::string()
+                   : "--net is default, small, full or BLOCKSxFILTERS (1-64 x 1-1024), got " + v;
+      })
+      ->capture_default_str();
+  app.add_option("--policy-channels", c.policy_channels,
+                 "channels of the policy head's 1x1 convolution (0: the preset's, 2)")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  app.add_option("--value-channels", c.value_channels,
+                 "channels of the value head's 1x1 convolution (0: the preset's, 1)")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  app.add_option("--value-hidden", c.value_hidden,
+                 "hidden units of the value head (0: the preset's, chess 256, Connect Four 64)")
+      ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   app.add_option("--device", c.device, "auto (CUDA when available), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
@@ -163,12 +199,18 @@ Status FinalizeConfig(LearnerConfig& c) {
 
   const games::GameInfo* game = games::FindGameById(c.game_kind);
   c.net_config = nn::DefaultNetConfig(*game);
-  if (c.game_kind == games::Chess::kId) {
+  if (const std::optional<std::pair<int, int>> shape = ParseNetShape(c.net)) {
+    c.net_config.blocks = shape->first;
+    c.net_config.filters = shape->second;
+  } else if (c.game_kind == games::Chess::kId) {
     if (c.net == "full") c.net_config = nn::NetConfig::ChessFull();
   } else if (c.net != "default") {
     return InvalidArgument("--net " + c.net + " is for chess; " + std::string(game->name) +
-                           " has one preset (" + c.net_config.ToString() + ")");
+                           " takes default (" + c.net_config.ToString() + ") or BLOCKSxFILTERS");
   }
+  if (c.policy_channels > 0) c.net_config.policy_channels = c.policy_channels;
+  if (c.value_channels > 0) c.net_config.value_channels = c.value_channels;
+  if (c.value_hidden > 0) c.net_config.value_hidden = c.value_hidden;
   if (!(c.lr > 0)) return InvalidArgument("--lr must be positive");
 
   c.beta.start = c.beta_start;
@@ -191,6 +233,9 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"replay_endpoint", c.replay_endpoint},
           {"game", c.game},
           {"net", c.net},
+          {"policy_channels", c.policy_channels},
+          {"value_channels", c.value_channels},
+          {"value_hidden", c.value_hidden},
           {"net_shape", c.net_config.ToString()},
           {"device", c.device},
           {"threads", c.threads},

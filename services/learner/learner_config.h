@@ -9,7 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "core/base/status.h"
 #include "core/nn/net_config.h"
@@ -34,6 +36,9 @@ struct LearnerConfig : service::ServiceOptions {
 
   // The network.
   std::string net = "default";  // default (the game's preset), small or full (chess only)
+  int policy_channels = 0;      // the policy head's 1x1 conv channels; 0: the preset's
+  int value_channels = 0;       // the value head's 1x1 conv channels; 0: the preset's
+  int value_hidden = 0;         // the value head's hidden units; 0: the preset's
   std::string device = "auto";  // auto, cpu or cuda
   int threads = 1;              // LibTorch intra-op threads
   bool fp16 = true;             // fp16 autocast + loss scaling on CUDA (CPU is always fp32)
@@ -84,6 +89,9 @@ struct LearnerConfig : service::ServiceOptions {
 
 // Registers every option (and --config) on `app`, with ranges. Unknown config-file keys are errors.
 void AddLearnerOptions(CLI::App& app, LearnerConfig& config);
+
+// "6x64" -> (6, 64): --net's BLOCKSxFILTERS form (blocks 1-64, filters 1-1024); nullopt otherwise.
+std::optional<std::pair<int, int>> ParseNetShape(const std::string& text);
 
 // Fills the defaults that depend on the run directory and the game, and checks what single flags
 // cannot (names, the net for the game, beta range). InvalidArgument naming the option.

@@ -226,6 +226,7 @@ nlohmann::json SelfPlayApp::StatusJson() {
             {"second_player_win", c.results[1]},
             {"draw", c.results[2]}}},
           {"moves", c.moves},
+          {"fast_moves", c.fast_moves},
           {"simulations_total", c.simulations},
           {"samples_pushed", c.samples_pushed},
           {"samples_dropped", c.samples_dropped},

@@ -107,6 +107,33 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
       ->capture_default_str();
   app.add_option("--seed", c.seed, "search seed (noise, temperature); 0: random, logged")
       ->capture_default_str();
+  app.add_option("--root-selection", c.root_selection,
+                 "how the root picks playouts: puct (visit counts as the policy target) or gumbel "
+                 "(Gumbel AlphaZero: sequential halving, completed-Q policy target; no subtree "
+                 "reuse)")
+      ->check(CLI::IsMember({"puct", "gumbel"}))
+      ->capture_default_str();
+  app.add_option("--gumbel-considered", c.gumbel_considered,
+                 "gumbel: actions sampled at the root (m)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--gumbel-c-visit", c.gumbel_c_visit, "gumbel: sigma's visit offset")
+      ->check(CLI::Range(0.0f, 1e6f))
+      ->capture_default_str();
+  app.add_option("--gumbel-c-scale", c.gumbel_c_scale,
+                 "gumbel: sigma's scale (how far the target leans on the searched Q)")
+      ->check(CLI::Range(1e-6f, 1000.0f))
+      ->capture_default_str();
+  app.add_option("--full-search-fraction", c.full_search_fraction,
+                 "playout-cap randomisation: share of moves searched fully (with noise) and "
+                 "recorded; the rest get --fast-simulations, no noise, and are not trained on. "
+                 "1: every move")
+      ->check(CLI::Range(0.01f, 1.0f))
+      ->capture_default_str();
+  app.add_option("--fast-simulations", c.fast_simulations,
+                 "visits of a fast move (0: a quarter of --simulations, at least 1)")
+      ->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
 
   app.add_option("--opening-book", c.opening_book,
                  "a file of start positions, one a line in the game's position text (chess: FEN "
@@ -217,6 +244,11 @@ Status FinalizeConfig(SelfPlayConfig& c) {
                          return OpeningPositions<G>(c.book).status();
                        }).WithContext("--opening-book"));
   }
+  if (c.fast_simulations == 0) c.fast_simulations = std::max(1, c.simulations / 4);
+  if (c.fast_simulations > c.simulations) {
+    return InvalidArgument("--fast-simulations " + std::to_string(c.fast_simulations) +
+                           " exceeds --simulations " + std::to_string(c.simulations));
+  }
   if (c.groups > c.games) {
     return InvalidArgument("--groups " + std::to_string(c.groups) + " exceeds --games " +
                            std::to_string(c.games));
@@ -254,6 +286,13 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.search.max_batch = c.leaves_per_game;
   o.search.reuse_tree = c.reuse_tree;
   o.search.seed = c.seed;
+  o.search.root_selection =
+      c.root_selection == "gumbel" ? mcts::RootSelection::kGumbel : mcts::RootSelection::kPuct;
+  o.search.gumbel_considered = c.gumbel_considered;
+  o.search.gumbel_c_visit = c.gumbel_c_visit;
+  o.search.gumbel_c_scale = c.gumbel_c_scale;
+  o.full_search_fraction = c.full_search_fraction;
+  o.fast_simulations = c.fast_simulations;
   o.temperature.moves = c.temperature_plies;
   o.temperature.tau = c.temperature;
   o.opening_book = c.book;
@@ -299,6 +338,12 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"temperature", c.temperature},
           {"reuse_tree", c.reuse_tree},
           {"seed", c.seed},
+          {"root_selection", c.root_selection},
+          {"gumbel_considered", c.gumbel_considered},
+          {"gumbel_c_visit", c.gumbel_c_visit},
+          {"gumbel_c_scale", c.gumbel_c_scale},
+          {"full_search_fraction", c.full_search_fraction},
+          {"fast_simulations", c.fast_simulations},
           {"opening_book", c.opening_book},
           {"opening_book_positions", c.book.lines.size()},
           {"random_opening_plies", c.random_opening_plies},

@@ -48,6 +48,14 @@ struct SelfPlayConfig : service::ServiceOptions {
   float temperature = 1.0f;
   bool reuse_tree = true;
   std::uint64_t seed = 0;  // 0: a random seed, logged
+  std::string root_selection = "puct";  // puct or gumbel (core/mcts/options.h)
+  int gumbel_considered = 16;
+  float gumbel_c_visit = 50.0f;
+  float gumbel_c_scale = 0.1f;
+  // Playout-cap randomisation (KataGo): this share of moves searched with `simulations`, with
+  // root noise, and recorded; the others with fast_simulations, no noise, not recorded. 1: off.
+  float full_search_fraction = 1.0f;
+  int fast_simulations = 0;  // 0: a quarter of simulations
 
   // Openings and adjudication (docs/selfplay.md).
   std::string opening_book;           // positions, one a line; "": the game's start

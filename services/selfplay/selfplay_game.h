@@ -26,13 +26,14 @@ struct SelfPlayGame {
   // The start; a game reaching max_plies is a draw (the search sees it as terminal).
   static typename G::State NewGame(int max_plies) { return G::NewGame(max_plies); }
 
-  // The sample of the search's root: the visit counts as the policy, the root's WDL and soft value.
+  // The sample of the search's root: the search's policy target (the visit distribution, or
+  // Gumbel's improved policy), the root's WDL and soft value.
   static Result<Sample> MakeSample(const mcts::Search<G>& search, std::uint64_t game_id,
                                    std::uint32_t model_version) {
     thread_local std::vector<games::MoveWeight<typename G::Move>> moves;
     moves.clear();
     for (const auto& child : search.RootChildren()) {
-      moves.push_back({child.move, static_cast<float>(child.visits)});
+      moves.push_back({child.move, static_cast<float>(child.policy)});
     }
     const mcts::Wdl wdl = search.RootWdl();
     const games::SearchSummary<typename G::Move> summary{

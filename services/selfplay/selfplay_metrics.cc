@@ -37,6 +37,9 @@ struct SelfPlayMetrics::Families {
         second_wins(results.Add({{"result", "second_player_win"}})),
         draws(results.Add({{"result", "draw"}})),
         moves(MakeCounter(r, "az_selfplay_moves_total", "Moves played")),
+        fast_moves(MakeCounter(r, "az_selfplay_fast_moves_total",
+                               "Moves searched with the fast budget of playout-cap "
+                               "randomisation (not recorded)")),
         simulations(MakeCounter(r, "az_selfplay_simulations_total",
                                 "MCTS playouts backed up (terminal ones included)")),
         leaves(MakeCounter(r, "az_selfplay_leaves_evaluated_total",
@@ -105,6 +108,7 @@ struct SelfPlayMetrics::Families {
   Counter& second_wins;
   Counter& draws;
   Counter& moves;
+  Counter& fast_moves;
   Counter& simulations;
   Counter& leaves;
   Histogram& game_length;
@@ -148,6 +152,7 @@ void SelfPlayMetrics::Update(const EngineCounters& c, const shm::ChannelClientSt
   AdvanceTo(m_->second_wins, static_cast<double>(c.results[1]));
   AdvanceTo(m_->draws, static_cast<double>(c.results[2]));
   AdvanceTo(m_->moves, static_cast<double>(c.moves));
+  AdvanceTo(m_->fast_moves, static_cast<double>(c.fast_moves));
   AdvanceTo(m_->simulations, static_cast<double>(c.simulations));
   AdvanceTo(m_->leaves, static_cast<double>(c.leaves_evaluated));
   AdvanceTo(m_->samples_pushed, static_cast<double>(c.samples_pushed));

@@ -121,26 +121,37 @@ TEST(ChessSearchTest, StalematedRootIsADrawWithNothingToSearch) {
 }
 
 TEST(ChessSearchTest, StalematingMoveIsValuedExactlyZeroAndTheMateIsPreferred) {
-  // Qg7 mates (the king on f6 guards g7); Qg6 stalemates.
-  ChessSearch search = MakeSearch(GameFromFen("7k/8/5K2/8/8/8/8/6Q1 w - - 0 1"));
-  UniformEvaluator<Chess> evaluator;
-  ASSERT_TRUE(search.Run(evaluator, 300).ok());
-  EXPECT_EQ(chess::MoveToUci(search.BestMove()), "g1g7");
-  const auto children = search.RootChildren();
-  const auto* stalemate = FindChild(children, "g1g6");
-  ASSERT_NE(stalemate, nullptr);
-  ASSERT_GT(stalemate->visits, 0u);
-  EXPECT_EQ(stalemate->q, 0.0);
-  const Node& root = search.root();
-  for (std::uint32_t i = 0; i < root.num_children; ++i) {
-    const Node& child = search.arena()[root.first_child + i];
-    if (chess::MoveToUci(chess::Move::FromRaw(child.move)) != "g1g6") continue;
-    EXPECT_EQ(child.state, NodeState::kTerminal);
-    EXPECT_EQ(child.outcome, games::GameOutcome::kDraw);
-    EXPECT_EQ(child.ValueSum(), 0);
-    EXPECT_EQ(child.DrawSum(), static_cast<std::int64_t>(child.N()) * kValueScale);
+  // Qg7 mates (the king on f6 guards g7); Qg6 stalemates. Without the lookahead at expansion both
+  // are found by visiting them; with it both are terminal before any visit, and the mate takes
+  // almost every playout.
+  for (bool detect : {false, true}) {
+    SCOPED_TRACE(detect);
+    SearchOptions options = kUniform;
+    options.detect_terminal_children = detect;
+    ChessSearch search = MakeSearch(GameFromFen("7k/8/5K2/8/8/8/8/6Q1 w - - 0 1"), options);
+    UniformEvaluator<Chess> evaluator;
+    ASSERT_TRUE(search.Run(evaluator, 300).ok());
+    EXPECT_EQ(chess::MoveToUci(search.BestMove()), "g1g7");
+    const auto children = search.RootChildren();
+    const auto* stalemate = FindChild(children, "g1g6");
+    ASSERT_NE(stalemate, nullptr);
+    if (detect) {
+      EXPECT_GT(FindChild(children, "g1g7")->visits, 250u);
+    } else {
+      ASSERT_GT(stalemate->visits, 0u);
+      EXPECT_EQ(stalemate->q, 0.0);
+    }
+    const Node& root = search.root();
+    for (std::uint32_t i = 0; i < root.num_children; ++i) {
+      const Node& child = search.arena()[root.first_child + i];
+      if (chess::MoveToUci(chess::Move::FromRaw(child.move)) != "g1g6") continue;
+      EXPECT_EQ(child.state, NodeState::kTerminal);
+      EXPECT_EQ(child.outcome, games::GameOutcome::kDraw);
+      EXPECT_EQ(child.ValueSum(), 0);
+      EXPECT_EQ(child.DrawSum(), static_cast<std::int64_t>(child.N()) * kValueScale);
+    }
+    ExpectConsistentTree(search);
   }
-  ExpectConsistentTree(search);
 }
 
 // The node reached from the root by `uci`, which must have been expanded (visited).

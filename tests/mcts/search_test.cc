@@ -118,6 +118,46 @@ TEST(SearchTest, BlocksTheOpponentsWin) {
   }
 }
 
+TEST(SearchTest, ChildrenThatEndTheGameAreKnownAtExpansion) {
+  // X wins in column 7 (index 6), the last in move order. With terminal children detected, the
+  // first playout after the root's expansion plays the win, whatever the (uniform) priors and the
+  // FPU; without, the first playout goes to column 1 (equal priors: move order).
+  for (bool detect : {true, false}) {
+    SCOPED_TRACE(detect);
+    C4Search search =
+        MakeSearch(Position("717171"), {.fpu_base = 1.0f, .detect_terminal_children = detect});
+    UniformEvaluator<ConnectFour> evaluator;
+    ASSERT_TRUE(search.Run(evaluator, 1).ok());
+    const Node& root = search.root();
+    const Node& win = search.arena()[root.first_child + [&] {
+      for (std::uint32_t i = 0; i < root.num_children; ++i) {
+        if (search.arena()[root.first_child + i].move == 6) return i;
+      }
+      return 0u;
+    }()];
+    EXPECT_EQ(win.IsTerminal(), detect);
+    EXPECT_EQ(win.N(), detect ? 1u : 0u);
+    ExpectConsistentTree(search);
+  }
+}
+
+TEST(SearchTest, AMoveThatAllowsAWinInOneIsRefutedOnItsSecondVisit) {
+  // O has three on the bottom row (columns 1-3) and X must block at 4. Every other move's subtree
+  // holds O's win as a terminal child, so one visit below it refutes it: with 64 playouts the
+  // block gets the most of them even with uniform priors and the FPU.
+  C4Search search = MakeSearch(Position(kMustBlock), {.fpu_base = 1.0f});
+  UniformEvaluator<ConnectFour> evaluator;
+  ASSERT_TRUE(search.Run(evaluator, 64).ok());
+  EXPECT_EQ(search.BestMove().column, 3);
+  const auto children = search.RootChildren();
+  EXPECT_GT(FindChild(children, 3)->policy, 0.4);
+  for (const auto& child : children) {
+    if (child.move.column != 3 && child.visits >= 2) {
+      EXPECT_LT(child.q, -0.4) << int{child.move.column};
+    }
+  }
+}
+
 TEST(SearchTest, VisitCountsAddUpToTheSimulations) {
   for (VirtualLoss mode : {VirtualLoss::kParentQ, VirtualLoss::kLoss}) {
     for (int batch : {1, 4, 16}) {

@@ -56,6 +56,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     std::vector<Sample> samples;
     Adjudicator adjudicator;
     bool measuring = false;  // a verdict was withheld: the game's result is evidence (Trusted)
+    bool full_search = true;  // this move: full search, recorded (playout-cap randomisation)
   };
   // One request of a group in flight.
   struct Entry {
@@ -183,6 +184,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       return;
     }
     slot.search->SetRoot(StartState());
+    PlanMove(slot);
     const AdjudicationOptions& adjudication = options_.adjudication;
     const bool playthrough = (adjudication.resign_on() || adjudication.draw_on()) &&
                              rng_.Uniform() < adjudication.resign_playthrough_fraction;
@@ -215,10 +217,19 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
 
   // Plays the moves that are due and gathers the game's next leaves; returns with a batch pending
   // or the slot inactive (no more games to start). Pushing finished games may block.
+  // Decides how the slot's new root is searched: fully (noise, recorded) or fast.
+  void PlanMove(Slot& slot) {
+    slot.full_search =
+        options_.full_search_fraction >= 1.0f || rng_.Uniform() < options_.full_search_fraction;
+    slot.search->SetRootNoise(slot.full_search);
+    slot.search->SetVisitBudget(slot.full_search ? options_.simulations : options_.fast_simulations);
+  }
+
   Status Advance(Slot& slot) {
-    const auto target = static_cast<std::uint32_t>(options_.simulations);
     while (slot.active) {
       mcts::Search<G>& search = *slot.search;
+      const auto target = static_cast<std::uint32_t>(slot.full_search ? options_.simulations
+                                                                      : options_.fast_simulations);
       const bool expanded = search.root().state == mcts::NodeState::kExpanded;
       const std::uint32_t done = search.RootChildVisits();
       if (!expanded || done < target) {
@@ -250,15 +261,20 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     }
     const std::uint32_t version =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(slot.model_version, 0xFFFFFFFFu));
-    Result<Sample> sample = Traits::MakeSample(search, slot.game_id, version);
-    if (sample.ok()) {
-      slot.samples.push_back(*sample);
+    if (slot.full_search) {
+      Result<Sample> sample = Traits::MakeSample(search, slot.game_id, version);
+      if (sample.ok()) {
+        slot.samples.push_back(*sample);
+      } else {
+        ++counters_.samples_dropped;
+        AZ_LOG(kError) << "game " << slot.game_id << " ply " << ply
+                       << ": no sample: " << sample.status().ToString();
+      }
     } else {
-      ++counters_.samples_dropped;
-      AZ_LOG(kError) << "game " << slot.game_id << " ply " << ply
-                     << ": no sample: " << sample.status().ToString();
+      ++counters_.fast_moves;
     }
     search.Advance(search.SelectMove(options_.temperature.AtPly(ply)));
+    PlanMove(slot);
     ++counters_.moves;
     const int plies = ply + 1;
     const games::GameOutcome outcome = search.root_outcome();
@@ -559,6 +575,13 @@ Status ValidateOptions(const EngineOptions& o) {
   AZ_RETURN_IF_ERROR(range("games", o.games, 1, 1 << 20));
   AZ_RETURN_IF_ERROR(range("simulations", o.simulations, 1, 1 << 24));
   AZ_RETURN_IF_ERROR(range("leaves per game", o.leaves_per_game, 1, 256));
+  if (!(o.full_search_fraction > 0.0f && o.full_search_fraction <= 1.0f)) {
+    return InvalidArgument("full search fraction " + std::to_string(o.full_search_fraction) +
+                           " is not in (0, 1]");
+  }
+  if (o.full_search_fraction < 1.0f) {
+    AZ_RETURN_IF_ERROR(range("fast simulations", o.fast_simulations, 1, o.simulations));
+  }
   AZ_RETURN_IF_ERROR(range("groups", o.groups, 1, 64));
   AZ_RETURN_IF_ERROR(range("max plies", o.max_plies, 1, 1 << 20));
   AZ_RETURN_IF_ERROR(range("random opening plies", o.random_opening_plies_max, 0, o.max_plies - 1));

@@ -46,6 +46,12 @@ namespace az::selfplay {
 struct EngineOptions {
   int games = 64;               // played at once
   int simulations = 64;         // visits of a root's children before a move
+  // Playout-cap randomisation (KataGo): a move is searched fully (`simulations`, root noise, and
+  // recorded as a sample) with probability full_search_fraction, else with fast_simulations, no
+  // root noise, and not recorded: more games for the same evaluations, so more independent
+  // outcomes for the value target. 1: every move is full.
+  float full_search_fraction = 1.0f;
+  int fast_simulations = 16;
   int leaves_per_game = 1;      // leaves gathered from each game per round
   int groups = 2;               // games split into groups that take turns with the evaluator
   std::uint64_t max_games = 0;  // games to play in all; 0: no limit
@@ -69,6 +75,7 @@ struct EngineCounters {
   std::uint64_t games_started = 0;
   std::uint64_t games_finished = 0;
   std::uint64_t moves = 0;
+  std::uint64_t fast_moves = 0;  // of them, searched with fast_simulations (not recorded)
   std::uint64_t simulations = 0;  // backed-up playouts, terminal ones included
   std::uint64_t leaves_evaluated = 0;
   std::uint64_t requests_submitted = 0;  // resubmissions included

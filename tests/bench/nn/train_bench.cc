@@ -46,7 +46,10 @@ void BM_TrainStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * batch);
 }
 BENCHMARK(BM_TrainStep)
+    ->Args({2, 64})
+    ->Args({2, 128})
     ->Args({2, 256})
+    ->Args({2, 512})
     ->Args({0, 64})
     ->Args({0, 256})
     ->ArgNames({"net", "batch"})

@@ -189,6 +189,67 @@ TEST(SelfPlayEngineTest, GamesFinishAndEverySampleReachesTheSinkWithItsOutcome) 
   EXPECT_GE(c.simulations, c.leaves_evaluated);  // each answer backed up one playout
 }
 
+TEST(SelfPlayEngineTest, PlayoutCapRandomisationRecordsOnlyTheFullSearches) {
+  EngineOptions o = SmallOptions();
+  o.max_games = 12;
+  o.simulations = 16;
+  o.fast_simulations = 4;
+  o.full_search_fraction = 0.25f;
+  Rig rig = MakeRig(o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const std::vector<C4Sample> samples = rig.sink->Drain();
+  // Every full move is a sample, no fast one is; about a quarter of the moves are full.
+  EXPECT_EQ(samples.size(), c.moves - c.fast_moves);
+  EXPECT_EQ(samples.size(), c.samples_pushed);
+  EXPECT_GT(c.fast_moves, c.moves / 2);
+  EXPECT_LT(c.fast_moves, c.moves);
+  // The recorded ones carry their game's outcome, valid, with the full search's policy: at least
+  // two moves visited (root noise is on for them).
+  for (const C4Sample& s : samples) {
+    EXPECT_TRUE(C4::Validate(s).ok());
+    EXPECT_TRUE(s.flags & sample::kConnectFourHasOutcome);
+  }
+  // Fewer playouts than every move searched fully: fast moves cost a quarter.
+  EXPECT_LT(c.simulations, c.moves * 16);
+}
+
+TEST(SelfPlayEngineTest, PlayoutCapOptionsOutOfRangeAreRefused) {
+  EngineOptions o = SmallOptions();
+  o.full_search_fraction = 0.0f;
+  EXPECT_FALSE(CreateSelfPlayEngine(games::ConnectFour::kId, o,
+                                    std::make_unique<FakeEvaluator>(kModelVersion),
+                                    std::make_unique<FakeSampleSink<C4Sample>>(0))
+                   .ok());
+  o = SmallOptions();
+  o.full_search_fraction = 0.5f;
+  o.fast_simulations = o.simulations + 1;
+  EXPECT_FALSE(CreateSelfPlayEngine(games::ConnectFour::kId, o,
+                                    std::make_unique<FakeEvaluator>(kModelVersion),
+                                    std::make_unique<FakeSampleSink<C4Sample>>(0))
+                   .ok());
+}
+
+TEST(SelfPlayEngineTest, GumbelGamesPushValidSamplesWithTheImprovedPolicy) {
+  EngineOptions o = SmallOptions();
+  o.search.root_selection = mcts::RootSelection::kGumbel;
+  o.simulations = 8;
+  Rig rig = MakeRig(o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const std::vector<C4Sample> samples = rig.sink->Drain();
+  EXPECT_EQ(samples.size(), c.moves);
+  EXPECT_EQ(ExpectCompleteGames<C4>(samples), 6u);
+  // The improved policy gives every legal move some mass (softmax of logits + sigma), unlike a
+  // visit distribution of 8 playouts over 7 moves.
+  std::size_t full_support = 0;
+  for (const C4Sample& s : samples) {
+    const auto nonzero = std::count_if(s.policy.begin(), s.policy.end(), [](auto p) { return p > 0; });
+    if (nonzero >= 6) ++full_support;
+  }
+  EXPECT_GT(full_support, samples.size() / 2);
+}
+
 TEST(SelfPlayEngineTest, ChessGamesPushValidSamples) {
   EngineOptions o = SmallOptions();
   o.games = 2;
