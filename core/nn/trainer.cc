@@ -4,6 +4,7 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -107,6 +108,8 @@ Status TrainerOptions::Validate() const {
   AZ_RETURN_IF_ERROR(runtime.Validate());
   AZ_RETURN_IF_ERROR(CheckNonNegative("learning_rate", learning_rate));
   if (warmup_steps < 0) return InvalidArgument("trainer: warmup_steps must be >= 0");
+  if (decay_steps < 0) return InvalidArgument("trainer: decay_steps must be >= 0");
+  AZ_RETURN_IF_ERROR(CheckNonNegative("min_learning_rate", min_learning_rate));
   AZ_RETURN_IF_ERROR(CheckNonNegative("weight_decay", weight_decay));
   if (!(adam_beta1 >= 0.0 && adam_beta1 < 1.0 && adam_beta2 >= 0.0 && adam_beta2 < 1.0)) {
     return InvalidArgument("trainer: Adam betas must lie in [0, 1)");
@@ -174,11 +177,7 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
     result.loss = ToVector(terms.total);
     result.policy_loss = ToVector(terms.policy);
     result.value_loss = ToVector(terms.value);
-    const std::int64_t warmup = o.warmup_steps;
-    stats.learning_rate =
-        warmup > 0 ? s.base_learning_rate *
-                         std::min(1.0, static_cast<double>(s.counters.steps + 1) / warmup)
-                   : s.base_learning_rate;
+    stats.learning_rate = ScheduledLearningRate(o, s.base_learning_rate, s.counters.steps);
     stats.loss_scale = s.scaler ? s.scaler->scale() : 1.0;
 
     auto skip = [&](SkipReason reason) {
@@ -266,6 +265,18 @@ Result<WeightsFileInfo> Trainer::LoadCheckpoint(const std::string& path) {
 
 Status Trainer::LoadWeights(const std::string& path) {
   return LoadModelWeights(path, *impl_->model).status();
+}
+
+double ScheduledLearningRate(const TrainerOptions& o, double base, std::uint64_t steps_taken) {
+  const double step = static_cast<double>(steps_taken);
+  double lr = base;
+  if (o.decay_steps > 0) {
+    const double t = std::min(1.0, step / static_cast<double>(o.decay_steps));
+    const double floor = std::min(o.min_learning_rate, base);
+    lr = floor + (base - floor) * 0.5 * (1.0 + std::cos(3.14159265358979323846 * t));
+  }
+  if (o.warmup_steps > 0) lr *= std::min(1.0, (step + 1.0) / static_cast<double>(o.warmup_steps));
+  return lr;
 }
 
 void Trainer::SetLearningRate(double learning_rate) {

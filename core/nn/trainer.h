@@ -32,6 +32,10 @@ struct TrainerOptions {
   RuntimeOptions runtime;
   double learning_rate = 1e-3;
   std::int64_t warmup_steps = 0;  // linear learning-rate warm-up from lr / warmup_steps
+  // Cosine decay of the learning rate from lr to min_learning_rate over decay_steps optimizer
+  // steps (counted from the first), then min_learning_rate for good; 0: constant lr.
+  std::int64_t decay_steps = 0;
+  double min_learning_rate = 0.0;
   double weight_decay = 1e-4;     // conv and linear weights only
   // false: Adam with L2 weight decay added to the gradient (the "Adam with weight decay");
   // true: AdamW's decoupled decay.
@@ -82,6 +86,10 @@ struct TrainerCounters {
   double loss_scale = 1.0;
   std::int64_t scaler_overflows = 0;
 };
+
+// The learning rate of the step after `steps_taken` optimizer steps: `base` (the lr, or what
+// SetLearningRate set), decayed by the cosine schedule and scaled by the warm-up.
+double ScheduledLearningRate(const TrainerOptions& options, double base, std::uint64_t steps_taken);
 
 struct TrainerImpl;  // defined in trainer.cc
 

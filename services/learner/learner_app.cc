@@ -80,6 +80,8 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.runtime.seed = c.seed;
   options.learning_rate = c.lr;
   options.warmup_steps = c.warmup_steps;
+  options.decay_steps = c.lr_decay_steps;
+  options.min_learning_rate = c.lr_min;
   options.weight_decay = c.weight_decay;
   options.decoupled_weight_decay = c.decoupled_weight_decay;
   options.value_loss_weight = c.value_loss_weight;

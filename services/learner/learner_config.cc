@@ -89,6 +89,14 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
   app.add_option("--warmup-steps", c.warmup_steps, "linear learning-rate warm-up, in steps")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
       ->capture_default_str();
+  app.add_option("--lr-decay-steps", c.lr_decay_steps,
+                 "cosine decay of the learning rate to --lr-min over this many steps, then "
+                 "--lr-min; 0: constant")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--lr-min", c.lr_min, "the learning rate at the end of the decay")
+      ->check(CLI::Range(0.0, 1e12))
+      ->capture_default_str();
   app.add_option("--weight-decay", c.weight_decay,
                  "weight decay on convolution and linear weights (never BatchNorm or biases)")
       ->check(CLI::Range(0.0, 1.0))
@@ -245,6 +253,8 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"batch", c.batch},
           {"lr", c.lr},
           {"warmup_steps", c.warmup_steps},
+          {"lr_decay_steps", c.lr_decay_steps},
+          {"lr_min", c.lr_min},
           {"weight_decay", c.weight_decay},
           {"decoupled_weight_decay", c.decoupled_weight_decay},
           {"symmetry_augment", c.symmetry_augment},

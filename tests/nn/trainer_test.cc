@@ -248,6 +248,34 @@ TEST(TrainerTest, WarmupRampsTheLearningRate) {
   EXPECT_NEAR(trainer->TrainStep(set.samples, set.Encoder())->stats.learning_rate, 0.01, 1e-12);
 }
 
+TEST(TrainerTest, CosineDecayReachesTheFloorAndStaysThere) {
+  TrainerOptions o;
+  o.decay_steps = 100;
+  o.min_learning_rate = 1e-4;
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 0), 1e-3, 1e-15);
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 50), (1e-3 + 1e-4) / 2, 1e-12);  // cos(pi/2) = 0
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 100), 1e-4, 1e-15);
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 5000), 1e-4, 1e-15);
+  for (std::uint64_t step = 1; step <= 100; ++step) {
+    EXPECT_LE(ScheduledLearningRate(o, 1e-3, step), ScheduledLearningRate(o, 1e-3, step - 1));
+  }
+  // Warm-up scales the decayed rate; no decay is the constant rate.
+  o.warmup_steps = 10;
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 0), 1e-4 * 0 + 1e-3 / 10, 1e-12);
+  o.decay_steps = 0;
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 5000), 1e-3, 1e-15);
+  // The trainer reports and uses it.
+  const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 4, 11);
+  TrainerOptions t = TinyOptions();
+  t.learning_rate = 0.002;
+  t.decay_steps = 2;
+  t.min_learning_rate = 0.001;
+  auto trainer = MakeTrainer(t);
+  EXPECT_NEAR(trainer->TrainStep(set.samples, set.Encoder())->stats.learning_rate, 0.002, 1e-12);
+  EXPECT_NEAR(trainer->TrainStep(set.samples, set.Encoder())->stats.learning_rate, 0.0015, 1e-12);
+  EXPECT_NEAR(trainer->TrainStep(set.samples, set.Encoder())->stats.learning_rate, 0.001, 1e-12);
+}
+
 TEST(TrainerOptionsTest, RejectsBadValuesByName) {
   TrainerOptions o = TinyOptions();
   o.learning_rate = -1.0;
