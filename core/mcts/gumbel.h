@@ -65,7 +65,8 @@ struct GumbelChild {
   double gumbel = 0.0;      // g(a); 0 without noise
   std::uint32_t visits = 0;     // N(a): backed-up playouts
   std::uint32_t in_flight = 0;  // playouts on their way down through a (count for eligibility)
-  double q = 0.0;               // Q(a) for the root's side to move; read only when visits > 0
+  bool exact = false;           // q is the exact value (the game ends there): used even unvisited
+  double q = 0.0;               // Q(a) for the root's side to move; read when visits > 0 or exact
 };
 
 // v_mix: (v_root + sum_b N(b) * sum_{visited a} p(a) q(a) / sum_{visited a} p(a)) / (1 + sum_b
@@ -95,7 +96,7 @@ inline void CompletedSigma(double raw_value, std::span<const GumbelChild> childr
   double hi = -std::numeric_limits<double>::infinity();
   std::uint32_t max_visits = 0;
   for (std::size_t i = 0; i < children.size(); ++i) {
-    out[i] = children[i].visits > 0 ? children[i].q : mixed;
+    out[i] = children[i].visits > 0 || children[i].exact ? children[i].q : mixed;
     lo = std::min(lo, out[i]);
     hi = std::max(hi, out[i]);
     max_visits = std::max(max_visits, children[i].visits);

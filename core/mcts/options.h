@@ -75,6 +75,12 @@ struct SearchOptions {
   // priors. Costs a move generation per child at each expansion (a few microseconds in chess,
   // next to a network evaluation's milliseconds).
   bool detect_terminal_children = true;
+  // MCTS-solver: a node whose children prove its value (one of them a win for the side to move
+  // here, or all of them decided) becomes terminal with that outcome, so every later playout
+  // through it backs up the exact value and its parent's selection sees it exactly; proofs climb
+  // toward the root as far as they go (the root itself is never closed: its moves are what the
+  // search is for). Forced wins a few plies deep are then searched once, not sampled.
+  bool propagate_proofs = true;
 
   // Most playouts gathered per batch (Gather's limit, and Run's batch for its evaluator).
   int max_batch = 16;

@@ -5,7 +5,8 @@
 //
 //   score(s,a) = Q(s,a) + c_puct * P(s,a) * sqrt(N(s)) / (1 + N(s,a) + VL(s,a))
 //   Q(s,a), unvisited, no virtual loss:  Q_parent - fpu_base * (1 - P(s,a))    (dynamic FPU)
-//   Q(s,a), unvisited terminal child:     its exact value (a win 1, a draw -draw_score, a loss -1)
+//   Q(s,a), terminal child:               its exact value (a win 1, a draw -draw_score, a loss -1),
+//                                         visited or not (a node the solver closed, docs/mcts.md)
 //   Q(s,a), unvisited, virtual loss:     q_vl
 //   Q(s,a), visited:                     m1 = (sum v + VL * q_vl) / (N + VL)
 //     risk_beta == 0:                    m1
@@ -50,14 +51,11 @@ inline double TerminalChildQ(const Node& child, const PuctParams& params) {
 
 // Q(s,a) of `child` for the parent, whose own mean is `q_parent`.
 inline double ChildQ(const Node& child, double q_parent, const PuctParams& params) {
+  if (child.state == NodeState::kTerminal) return TerminalChildQ(child, params);
   const std::uint32_t n = child.N();
   const std::uint32_t vl = child.VL();
   const double q_vl = params.virtual_loss_is_loss ? -1.0 : q_parent;
-  if (n == 0) {
-    if (vl != 0) return q_vl;
-    if (child.state == NodeState::kTerminal) return TerminalChildQ(child, params);
-    return q_parent - params.fpu_base * (1.0 - child.Prior());
-  }
+  if (n == 0) return vl == 0 ? q_parent - params.fpu_base * (1.0 - child.Prior()) : q_vl;
   const double total = static_cast<double>(n) + vl;
   const double sum = -static_cast<double>(child.ValueSum()) / kValueScale;
   const double mean = (sum + vl * q_vl) / total;

@@ -71,6 +71,7 @@ struct SearchStats {
   std::uint64_t cancelled_leaves = 0;   // leaves dropped by Cancel()
   std::uint64_t bad_evaluations = 0;    // evaluations with NaN / all-zero WDL or priors
   std::uint64_t unexpanded_full = 0;    // evaluated leaves left unexpanded: arena at max_nodes
+  std::uint64_t proven_nodes = 0;       // nodes the solver closed (propagate_proofs)
   std::uint32_t inherited_visits = 0;   // the root's visits kept by the last Advance
 };
 
@@ -237,9 +238,11 @@ class Search {
         }
         if (node.state == NodeState::kTerminal) {
           const bool draw = node.outcome == games::GameOutcome::kDraw;
-          BackupPath(path_begin, static_cast<std::uint32_t>(paths_.size()),
-                     games::OutcomeValue(node.outcome) + (draw ? options_.draw_score : 0.0f),
+          const auto path_end = static_cast<std::uint32_t>(paths_.size());
+          BackupPath(path_begin, path_end, games::OutcomeValue(node.outcome) + (draw ? options_.draw_score : 0.0f),
                      draw ? 1.0 : 0.0);
+          // A state found terminal just now may close its parent (and so on up).
+          if (path_end - path_begin >= 2) ProvePath(path_begin, path_end - 1);
           ++result.terminal_playouts;
         } else {  // kPending: another playout of this batch is waiting on this leaf
           RemoveVirtualLoss(path_begin, static_cast<std::uint32_t>(paths_.size()));
@@ -271,6 +274,8 @@ class Search {
       SanitizePriors(evals_[i].priors);
       Expand(node, leaves_[i].moves, evals_[i].priors, leaf.node == root_, leaf.moves_offset);
       BackupPath(leaf.path_begin, leaf.path_end, win - loss, draw);
+      // Its children, found terminal by the lookahead, may already decide it (and so on up).
+      ProvePath(leaf.path_begin, leaf.path_end);
       if (leaf.node == root_ && node.state == NodeState::kExpanded) {
         if (gumbel()) {
           InitGumbelRoot(win - loss);
@@ -453,7 +458,8 @@ class Search {
       c.gumbel = root_gumbel_[i];
       c.visits = child.N();
       c.in_flight = child.VL();
-      c.q = c.visits > 0 ? -child.Mean() : 0.0;
+      c.exact = child.state == NodeState::kTerminal;
+      c.q = c.exact ? TerminalChildQ(child, params_) : (c.visits > 0 ? -child.Mean() : 0.0);
     }
   }
 
@@ -517,6 +523,40 @@ class Search {
       value_fixed = -value_fixed;  // the parent's side to move is the other player
     }
     ++stats_.playouts;
+  }
+
+  // The outcome that `node`'s children prove for its side to move: a win when a child is lost for
+  // the side to move there, a draw or a loss when every child is decided (the best of them), else
+  // kOngoing.
+  games::GameOutcome ProvenOutcome(const Node& node) const {
+    bool all_decided = true;
+    bool any_draw = false;
+    for (std::uint32_t i = 0; i < node.num_children; ++i) {
+      const Node& child = arena_[node.first_child + i];
+      if (child.state != NodeState::kTerminal) {
+        all_decided = false;
+        continue;
+      }
+      if (child.outcome == games::GameOutcome::kLoss) return games::GameOutcome::kWin;
+      any_draw = any_draw || child.outcome == games::GameOutcome::kDraw;
+    }
+    if (!all_decided) return games::GameOutcome::kOngoing;
+    return any_draw ? games::GameOutcome::kDraw : games::GameOutcome::kLoss;
+  }
+
+  // MCTS-solver: closes the expanded nodes of paths_[begin, end) from the deepest up, while their
+  // children prove them; never the root (paths_[begin]).
+  void ProvePath(std::uint32_t begin, std::uint32_t end) {
+    if (!options_.propagate_proofs) return;
+    for (std::uint32_t i = end; i-- > begin + 1;) {
+      Node& node = arena_[paths_[i]];
+      if (node.state != NodeState::kExpanded) return;
+      const games::GameOutcome outcome = ProvenOutcome(node);
+      if (!games::IsTerminal(outcome)) return;
+      node.outcome = outcome;
+      node.state = NodeState::kTerminal;
+      ++stats_.proven_nodes;
+    }
   }
 
   void RemoveVirtualLoss(std::uint32_t begin, std::uint32_t end) {

@@ -158,6 +158,43 @@ TEST(SearchTest, AMoveThatAllowsAWinInOneIsRefutedOnItsSecondVisit) {
   }
 }
 
+TEST(SearchTest, TheSolverProvesADoubleThreatAndPlaysIt) {
+  // X holds columns 3 and 4 of the bottom row (O sits on top): X plays 2 or 5 for an open three,
+  // two threats O cannot both block. Every O reply leaves X a win in one, so the solver closes O's
+  // nodes as lost and X's move as a proven win, seen exactly by the root's selection.
+  C4Search search = MakeSearch(Position("4433"), {.fpu_base = 1.0f});
+  UniformEvaluator<ConnectFour> evaluator;
+  ASSERT_TRUE(search.Run(evaluator, 300).ok());
+  const int best = search.BestMove().column;
+  EXPECT_TRUE(best == 1 || best == 4) << best;
+  EXPECT_GT(search.stats().proven_nodes, 0u);
+  const Node& root = search.root();
+  for (std::uint32_t i = 0; i < root.num_children; ++i) {
+    const Node& child = search.arena()[root.first_child + i];
+    if (child.move != best) continue;
+    EXPECT_EQ(child.state, NodeState::kTerminal);
+    EXPECT_EQ(child.outcome, games::GameOutcome::kLoss);  // lost for O, to move there
+  }
+  EXPECT_EQ(FindChild(search.RootChildren(), best)->q, 1.0);
+  ExpectConsistentTree(search);
+
+  // Without proofs the same search closes nothing.
+  C4Search plain = MakeSearch(Position("4433"), {.fpu_base = 1.0f, .propagate_proofs = false});
+  ASSERT_TRUE(plain.Run(evaluator, 300).ok());
+  EXPECT_EQ(plain.stats().proven_nodes, 0u);
+}
+
+TEST(SearchTest, TheRootIsNeverClosedAndKeepsSearchingItsMoves) {
+  // X wins in one: the root's children prove it won, but the root stays open so that the search
+  // spends its budget and reports the move.
+  C4Search search = MakeSearch(Position("121212"));
+  UniformEvaluator<ConnectFour> evaluator;
+  ASSERT_TRUE(search.Run(evaluator, 50).ok());
+  EXPECT_EQ(search.root().state, NodeState::kExpanded);
+  EXPECT_EQ(search.RootChildVisits(), 50u);
+  EXPECT_EQ(search.BestMove().column, 0);
+}
+
 TEST(SearchTest, VisitCountsAddUpToTheSimulations) {
   for (VirtualLoss mode : {VirtualLoss::kParentQ, VirtualLoss::kLoss}) {
     for (int batch : {1, 4, 16}) {

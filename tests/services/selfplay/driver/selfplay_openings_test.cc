@@ -45,8 +45,10 @@ EngineOptions ConnectFourOptions() {
   o.search.dirichlet_alpha = C4::kDefaults.dirichlet_alpha;
   o.search.seed = 17;
   // The adjudication tests steer the games by the fake evaluator's values alone ("the first
-  // player loses"); the search's one-move lookahead would let real wins in one override them.
+  // player loses"); the search's one-move lookahead and its proofs would let real wins override
+  // them.
   o.search.detect_terminal_children = false;
+  o.search.propagate_proofs = false;
   o.temperature.moves = C4::kDefaults.temperature_plies;
   o.eval_timeout = seconds(30);
   o.push_timeout = milliseconds(100);
