@@ -113,6 +113,14 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "reuse)")
       ->check(CLI::IsMember({"puct", "gumbel"}))
       ->capture_default_str();
+  app.add_option("--terminal-lookahead", c.terminal_lookahead,
+                 "check each move of a node at expansion for the game's end, so that a win in "
+                 "one is known before it is visited")
+      ->capture_default_str();
+  app.add_option("--solver", c.solver,
+                 "MCTS-solver: close nodes whose children prove their value (exact values "
+                 "below)")
+      ->capture_default_str();
   app.add_option("--gumbel-considered", c.gumbel_considered,
                  "gumbel: actions sampled at the root (m)")
       ->check(CLI::Range(1, 4096))
@@ -288,6 +296,8 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.search.seed = c.seed;
   o.search.root_selection =
       c.root_selection == "gumbel" ? mcts::RootSelection::kGumbel : mcts::RootSelection::kPuct;
+  o.search.detect_terminal_children = c.terminal_lookahead;
+  o.search.propagate_proofs = c.solver;
   o.search.gumbel_considered = c.gumbel_considered;
   o.search.gumbel_c_visit = c.gumbel_c_visit;
   o.search.gumbel_c_scale = c.gumbel_c_scale;
@@ -339,6 +349,8 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"reuse_tree", c.reuse_tree},
           {"seed", c.seed},
           {"root_selection", c.root_selection},
+          {"terminal_lookahead", c.terminal_lookahead},
+          {"solver", c.solver},
           {"gumbel_considered", c.gumbel_considered},
           {"gumbel_c_visit", c.gumbel_c_visit},
           {"gumbel_c_scale", c.gumbel_c_scale},

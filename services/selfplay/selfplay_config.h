@@ -49,6 +49,8 @@ struct SelfPlayConfig : service::ServiceOptions {
   bool reuse_tree = true;
   std::uint64_t seed = 0;  // 0: a random seed, logged
   std::string root_selection = "puct";  // puct or gumbel (core/mcts/options.h)
+  bool terminal_lookahead = true;        // SearchOptions::detect_terminal_children
+  bool solver = true;                    // SearchOptions::propagate_proofs
   int gumbel_considered = 16;
   float gumbel_c_visit = 50.0f;
   float gumbel_c_scale = 0.1f;

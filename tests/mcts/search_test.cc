@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/games/connect4/connect_four.h"
+#include "core/games/connect4/connect_four_solver.h"
 #include "core/mcts/fake_evaluators.h"
 #include "tests/mcts/tree_checks.h"
 
@@ -182,6 +183,42 @@ TEST(SearchTest, TheSolverProvesADoubleThreatAndPlaysIt) {
   C4Search plain = MakeSearch(Position("4433"), {.fpu_base = 1.0f, .propagate_proofs = false});
   ASSERT_TRUE(plain.Run(evaluator, 300).ok());
   EXPECT_EQ(plain.stats().proven_nodes, 0u);
+}
+
+TEST(SearchTest, EveryNodeTheSolverClosesHasTheExactSolversValue) {
+  // Searches along whole games (random evaluator values, so the search wanders into every kind of
+  // line), then every closed node of each tree is checked against the exact solver.
+  games::ConnectFourSolver solver(20);
+  HashEvaluator<ConnectFour> evaluator(5);
+  int checked = 0;
+  for (const std::string_view start : {"", "4444", "33443", "1234567"}) {
+    C4Search search = MakeSearch(Position(start), {.reuse_tree = false, .seed = 3});
+    while (!games::IsTerminal(search.root_outcome())) {
+      ASSERT_TRUE(search.Run(evaluator, 400).ok());
+      // Walk the tree with the positions.
+      std::vector<std::pair<std::uint32_t, ConnectFourPosition>> stack = {
+          {search.root_index(), search.root_state()}};
+      while (!stack.empty()) {
+        const auto [index, position] = stack.back();
+        stack.pop_back();
+        const Node& node = search.arena()[index];
+        if (node.state == NodeState::kTerminal && node.num_children > 0) {
+          const int exact = solver.Solve(position);
+          EXPECT_EQ(static_cast<int>(games::OutcomeValue(node.outcome)), exact)
+              << "closed node at " << position.ToString();
+          ++checked;
+        }
+        if (node.first_child == kNullNode) continue;
+        for (std::uint32_t i = 0; i < node.num_children; ++i) {
+          ConnectFourPosition next = position;
+          next.Play(search.arena()[node.first_child + i].move);
+          stack.push_back({node.first_child + i, next});
+        }
+      }
+      search.Advance(search.BestMove());
+    }
+  }
+  EXPECT_GT(checked, 50);
 }
 
 TEST(SearchTest, TheRootIsNeverClosedAndKeepsSearchingItsMoves) {
