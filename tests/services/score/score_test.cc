@@ -2,7 +2,7 @@
 // search scores above the first legal move, networks of the game load, the rest is refused; the
 // stored position sets (position_set.h): the shipped ones load and agree with the solver, the
 // generator is deterministic, malformed files are refused by line, and scoring a set needs no
-// solver.
+// solver; scripts/connect4-tactics splits az-score's count by kind of position and agrees with it.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -401,6 +401,49 @@ TEST(ScoreTest, BinaryGeneratesAndScoresASetAsJson) {
   EXPECT_NE(refused.find(path + ":"), std::string::npos) << refused;
   EXPECT_NE(refused.find("outside its band"), std::string::npos) << refused;
   std::filesystem::remove(path);
+}
+
+TEST(ScoreTest, TacticsBreakdownSplitsAzScoresShareByKindOfPosition) {
+  // scripts/connect4-tactics (docs/learning.md) must count exactly what az-score counts, only
+  // split: its total equals az-score's on the shipped set, the kinds partition the positions, and
+  // every win-in-1 it finds is a won position in the set (the script refuses the set otherwise).
+  const std::string bin = std::string(AZ_BINARY_DIR) + "/bin/az-score";
+  auto [score_text, score_code] = RunCommand(bin + " --game connect4 --json");
+  ASSERT_EQ(score_code, 0) << score_text;
+  const nlohmann::json score = nlohmann::json::parse(score_text);
+
+  auto [text, code] = RunCommand(std::string(AZ_SOURCE_DIR) + "/scripts/connect4-tactics --build " +
+                                 AZ_BINARY_DIR + " --model uniform --json");
+  ASSERT_EQ(code, 0) << text;
+  const nlohmann::json rows = nlohmann::json::parse(text);
+  int kinds_total = 0;
+  int kinds_kept = 0;
+  bool saw_all = false;
+  for (const auto& row : rows) {
+    EXPECT_LE(row["kept"].get<int>(), row["positions"].get<int>());
+    if (row["kind"] == "all") {
+      saw_all = true;
+      EXPECT_EQ(row["positions"], score["positions"]);
+      EXPECT_EQ(row["kept"], score["kept"]);
+    } else if (row["source"] == "all") {
+      EXPECT_TRUE(row["kind"] == "win-in-1" || row["kind"] == "must-block" ||
+                  row["kind"] == "quiet")
+          << row;
+      EXPECT_GT(row["positions"].get<int>(), 0) << row;
+      kinds_total += row["positions"].get<int>();
+      kinds_kept += row["kept"].get<int>();
+    }
+  }
+  EXPECT_TRUE(saw_all);
+  EXPECT_EQ(kinds_total, score["positions"].get<int>());
+  EXPECT_EQ(kinds_kept, score["kept"].get<int>());
+
+  // A model file that is not there is an error, not an empty table.
+  auto [missing, missing_code] = RunCommand(std::string(AZ_SOURCE_DIR) +
+                                            "/scripts/connect4-tactics --build " + AZ_BINARY_DIR +
+                                            " --model /nonexistent.azw");
+  EXPECT_NE(missing_code, 0);
+  EXPECT_NE(missing.find("az-analyse failed"), std::string::npos) << missing;
 }
 
 }  // namespace
