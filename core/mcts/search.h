@@ -239,7 +239,8 @@ class Search {
         if (node.state == NodeState::kTerminal) {
           const bool draw = node.outcome == games::GameOutcome::kDraw;
           const auto path_end = static_cast<std::uint32_t>(paths_.size());
-          BackupPath(path_begin, path_end, games::OutcomeValue(node.outcome) + (draw ? options_.draw_score : 0.0f),
+          BackupPath(path_begin, path_end,
+                     games::OutcomeValue(node.outcome) + (draw ? options_.draw_score : 0.0f),
                      draw ? 1.0 : 0.0);
           // A state found terminal just now may close its parent (and so on up).
           if (path_end - path_begin >= 2) ProvePath(path_begin, path_end - 1);

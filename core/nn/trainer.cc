@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <optional>
 
 #include "core/nn/torch_batch.h"
@@ -273,7 +274,7 @@ double ScheduledLearningRate(const TrainerOptions& o, double base, std::uint64_t
   if (o.decay_steps > 0) {
     const double t = std::min(1.0, step / static_cast<double>(o.decay_steps));
     const double floor = std::min(o.min_learning_rate, base);
-    lr = floor + (base - floor) * 0.5 * (1.0 + std::cos(3.14159265358979323846 * t));
+    lr = floor + (base - floor) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
   }
   if (o.warmup_steps > 0) lr *= std::min(1.0, (step + 1.0) / static_cast<double>(o.warmup_steps));
   return lr;
