@@ -144,11 +144,16 @@ Result<WeightsFileInfo> LoadModelWeights(const std::string& path, AzNetImpl& mod
 }
 
 Status SaveCheckpoint(const std::string& path, AzNetImpl& model, torch::optim::Optimizer& optimizer,
-                      const CheckpointState& state) {
+                      const CheckpointState& state, AzNetImpl* ema) {
   std::string payload;
   try {
     torch::serialize::OutputArchive root, model_archive, optimizer_archive, trainer_archive;
     WriteModel(model, model_archive);
+    if (ema != nullptr) {
+      torch::serialize::OutputArchive ema_archive;
+      WriteModel(*ema, ema_archive);
+      root.write("ema", ema_archive);
+    }
     optimizer.save(optimizer_archive);
     WriteState(state, trainer_archive);
     root.write("model", model_archive);
@@ -167,7 +172,7 @@ Status SaveCheckpoint(const std::string& path, AzNetImpl& model, torch::optim::O
 }
 
 Result<CheckpointState> LoadCheckpoint(const std::string& path, AzNetImpl& model,
-                                       torch::optim::Optimizer& optimizer) {
+                                       torch::optim::Optimizer& optimizer, AzNetImpl* ema) {
   AZ_ASSIGN_OR_RETURN(WeightsFileContents contents, ReadVerified(path, model.config()));
   if (contents.info.kind != WeightsFileKind::kCheckpoint) {
     return FailedPrecondition(path + " is a " +
@@ -186,10 +191,28 @@ Result<CheckpointState> LoadCheckpoint(const std::string& path, AzNetImpl& model
     AZ_ASSIGN_OR_RETURN(CheckpointState state, ReadState(trainer_archive, path));
     AZ_RETURN_IF_ERROR(ReadModel(model, model_archive, path));
     optimizer.load(optimizer_archive);
+    if (ema != nullptr) {
+      torch::serialize::InputArchive ema_archive;
+      if (root.try_read("ema", ema_archive)) {
+        AZ_RETURN_IF_ERROR(ReadModel(*ema, ema_archive, path + " (moving average)"));
+      } else {
+        CopyWeights(*ema, model);
+      }
+    }
     return state;
   } catch (const std::exception& e) {
     return TorchErrorStatus("loading checkpoint " + path, e);
   }
+}
+
+void CopyWeights(AzNetImpl& dst, AzNetImpl& src) {
+  torch::NoGradGuard no_grad;
+  const std::vector<torch::Tensor> from = src.parameters();
+  const std::vector<torch::Tensor> to = dst.parameters();
+  for (std::size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
+  const std::vector<torch::Tensor> from_buffers = src.buffers();
+  const std::vector<torch::Tensor> to_buffers = dst.buffers();
+  for (std::size_t i = 0; i < to_buffers.size(); ++i) to_buffers[i].copy_(from_buffers[i]);
 }
 
 }  // namespace az::nn

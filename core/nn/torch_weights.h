@@ -41,16 +41,22 @@ struct CheckpointState {
   std::int64_t scaler_overflows = 0;
 };
 
-// Writes model + optimizer + state atomically (a temporary file, fsync, rename).
+// Writes model + optimizer + state atomically (a temporary file, fsync, rename), and the weights'
+// moving average as the sub-archive "ema" when `ema` is given.
 Status SaveCheckpoint(const std::string& path, AzNetImpl& model, torch::optim::Optimizer& optimizer,
-                      const CheckpointState& state);
+                      const CheckpointState& state, AzNetImpl* ema = nullptr);
 
 // Restores a checkpoint written by SaveCheckpoint into a model of the same shapes and an optimizer
 // built the same way. Errors as LoadModelWeights; FAILED_PRECONDITION when `path` is a plain
 // weights file; DATA_LOSS when the payload lacks the optimizer or trainer state. Shape and checksum
 // errors leave model and optimizer untouched; an error while parsing the optimizer state can leave
-// them partly overwritten (core/nn/trainer.h loads into fresh copies for that reason).
+// them partly overwritten (core/nn/trainer.h loads into fresh copies for that reason). With `ema`,
+// the moving average is read into it, or set to the restored weights when the file has none.
 Result<CheckpointState> LoadCheckpoint(const std::string& path, AzNetImpl& model,
-                                       torch::optim::Optimizer& optimizer);
+                                       torch::optim::Optimizer& optimizer,
+                                       AzNetImpl* ema = nullptr);
+
+// Copies every parameter and buffer of `src` into `dst` (same shapes; dst keeps its device).
+void CopyWeights(AzNetImpl& dst, AzNetImpl& src);
 
 }  // namespace az::nn

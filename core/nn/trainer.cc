@@ -23,6 +23,7 @@ struct TrainerImpl {
   torch::Device device{torch::kCPU};
   bool fp16 = false;
   AzNet model{nullptr};
+  AzNet ema{nullptr};  // the weights' moving average, when options.ema_decay > 0
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::optional<DynamicLossScaler> scaler;
   double base_learning_rate = 0.0;
@@ -61,6 +62,12 @@ Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
     SetMemoryFormat(*impl->model, options.runtime.channels_last);
     impl->model->train();
     impl->optimizer = MakeOptimizer(options, *impl->model);
+    if (options.ema_decay > 0.0) {
+      impl->ema = AzNet(options.net);
+      impl->ema->to(impl->device);
+      SetMemoryFormat(*impl->ema, options.runtime.channels_last);
+      CopyWeights(*impl->ema, *impl->model);
+    }
   } catch (const std::exception& e) {
     return TorchErrorStatus("creating the trainer", e);
   }
@@ -86,6 +93,27 @@ void RestoreBuffers(torch::nn::Module& model, const std::vector<torch::Tensor>& 
   torch::NoGradGuard no_grad;
   std::size_t i = 0;
   for (torch::Tensor& b : model.buffers()) b.copy_(copies[i++]);
+}
+
+// ema = d * ema + (1 - d) * model over parameters and floating-point buffers (BatchNorm's running
+// statistics); integer buffers (the batch counter) are copied. The decay is smaller for the first
+// steps so that the average is not dominated by the initial weights.
+void UpdateMovingAverage(TrainerImpl& impl) {
+  torch::NoGradGuard no_grad;
+  const double step = static_cast<double>(impl.counters.steps);
+  const double d = std::min(impl.options.ema_decay, (1.0 + step) / (10.0 + step));
+  const std::vector<torch::Tensor> params = impl.model->parameters();
+  std::vector<torch::Tensor> averages = impl.ema->parameters();
+  for (std::size_t i = 0; i < averages.size(); ++i) averages[i].mul_(d).add_(params[i], 1.0 - d);
+  const std::vector<torch::Tensor> buffers = impl.model->buffers();
+  std::vector<torch::Tensor> average_buffers = impl.ema->buffers();
+  for (std::size_t i = 0; i < average_buffers.size(); ++i) {
+    if (average_buffers[i].is_floating_point()) {
+      average_buffers[i].mul_(d).add_(buffers[i], 1.0 - d);
+    } else {
+      average_buffers[i].copy_(buffers[i]);
+    }
+  }
 }
 
 CheckpointState StateOf(const TrainerImpl& impl, std::uint64_t model_version) {
@@ -118,6 +146,10 @@ Status TrainerOptions::Validate() const {
   AZ_RETURN_IF_ERROR(CheckPositive("adam_eps", adam_eps));
   AZ_RETURN_IF_ERROR(CheckNonNegative("value_loss_weight", value_loss_weight));
   AZ_RETURN_IF_ERROR(CheckNonNegative("max_grad_norm", max_grad_norm));
+  if (!(ema_decay >= 0.0 && ema_decay < 1.0)) {
+    return InvalidArgument("trainer: ema_decay = " + std::to_string(ema_decay) +
+                           " must lie in [0, 1)");
+  }
   return loss_scaler.Validate();
 }
 
@@ -221,6 +253,7 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
     }
     for (auto& group : s.optimizer->param_groups()) group.options().set_lr(stats.learning_rate);
     s.optimizer->step();
+    if (s.ema) UpdateMovingAverage(s);
     ++s.counters.steps;
     stats.step = s.counters.steps;
     s.counters.loss_scale = s.scaler ? s.scaler->scale() : 1.0;
@@ -232,12 +265,14 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
 }
 
 Status Trainer::SaveWeights(const std::string& path, std::uint64_t model_version) const {
-  return SaveModelWeights(path, *impl_->model, model_version, impl_->counters.steps);
+  AzNetImpl& published = impl_->ema ? *impl_->ema : *impl_->model;
+  return SaveModelWeights(path, published, model_version, impl_->counters.steps);
 }
 
 Status Trainer::SaveCheckpoint(const std::string& path, std::uint64_t model_version) const {
   return az::nn::SaveCheckpoint(path, *impl_->model, *impl_->optimizer,
-                                StateOf(*impl_, model_version));
+                                StateOf(*impl_, model_version),
+                                impl_->ema ? impl_->ema.get() : nullptr);
 }
 
 Result<WeightsFileInfo> Trainer::LoadCheckpoint(const std::string& path) {
@@ -245,7 +280,8 @@ Result<WeightsFileInfo> Trainer::LoadCheckpoint(const std::string& path) {
   // optimizer state cannot leave this trainer half-restored.
   AZ_ASSIGN_OR_RETURN(std::unique_ptr<TrainerImpl> fresh, BuildImpl(impl_->options));
   AZ_ASSIGN_OR_RETURN(CheckpointState state,
-                      az::nn::LoadCheckpoint(path, *fresh->model, *fresh->optimizer));
+                      az::nn::LoadCheckpoint(path, *fresh->model, *fresh->optimizer,
+                                             fresh->ema ? fresh->ema.get() : nullptr));
   fresh->base_learning_rate = impl_->base_learning_rate;
   fresh->counters.steps = state.step;
   fresh->counters.skipped_nonfinite_loss = state.skipped_nonfinite_loss;
@@ -265,7 +301,9 @@ Result<WeightsFileInfo> Trainer::LoadCheckpoint(const std::string& path) {
 }
 
 Status Trainer::LoadWeights(const std::string& path) {
-  return LoadModelWeights(path, *impl_->model).status();
+  AZ_RETURN_IF_ERROR(LoadModelWeights(path, *impl_->model).status());
+  if (impl_->ema) CopyWeights(*impl_->ema, *impl_->model);
+  return Status::Ok();
 }
 
 double ScheduledLearningRate(const TrainerOptions& o, double base, std::uint64_t steps_taken) {

@@ -45,6 +45,11 @@ struct TrainerOptions {
   double adam_eps = 1e-8;
   double value_loss_weight = 1.0;
   double max_grad_norm = 0.0;  // > 0: clip the total gradient norm; 0: no clipping
+  // > 0: keep an exponential moving average of the weights (BatchNorm statistics included),
+  // updated after every step with decay min(ema_decay, (1 + step) / (10 + step)), and publish it
+  // (SaveWeights) instead of the raw weights; training itself goes on with the raw weights. The
+  // average is in checkpoints too. 0: off. Must be < 1.
+  double ema_decay = 0.0;
   LossScalingMode loss_scaling = LossScalingMode::kAuto;
   LossScalerOptions loss_scaler;
 
@@ -108,14 +113,18 @@ class Trainer {
   // stats.skipped. Blocks for the whole step (device work included).
   Result<TrainStepResult> TrainStep(std::span<const TrainSample> samples, const EncodeFn& encode);
 
-  // The model's weights, for the evaluator (atomic replace). I/O errors as WriteWeightsFile.
+  // The model's weights, for the evaluator (atomic replace): the moving average when ema_decay > 0.
+  // I/O errors as WriteWeightsFile.
   Status SaveWeights(const std::string& path, std::uint64_t model_version) const;
-  // Model + optimizer + step + counters + loss-scaler state, atomically.
+  // Model + optimizer + step + counters + loss-scaler state (+ the moving average), atomically.
   Status SaveCheckpoint(const std::string& path, std::uint64_t model_version) const;
   // Restores a checkpoint of the same shapes; returns its header info (model_version, train_step).
-  // On any error the trainer is unchanged. Errors as core/nn/torch_weights.h LoadCheckpoint.
+  // A checkpoint without a moving average (written with ema_decay 0, or before it existed) starts
+  // the average from the restored weights. On any error the trainer is unchanged. Errors as
+  // core/nn/torch_weights.h LoadCheckpoint.
   Result<WeightsFileInfo> LoadCheckpoint(const std::string& path);
-  // Starts from published weights (optimizer state and counters are kept). Errors as above.
+  // Starts from published weights (optimizer state and counters are kept; the moving average
+  // restarts from them). Errors as above.
   Status LoadWeights(const std::string& path);
 
   // The base learning rate (before warm-up) from the next step on; must be >= 0 and finite.

@@ -97,6 +97,11 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
   app.add_option("--lr-min", c.lr_min, "the learning rate at the end of the decay")
       ->check(CLI::Range(0.0, 1e12))
       ->capture_default_str();
+  app.add_option("--ema-decay", c.ema_decay,
+                 "publish an exponential moving average of the weights with this decay per step "
+                 "(0.99: about the last 100 steps) instead of the newest weights; 0: off")
+      ->check(CLI::Range(0.0, 0.9999))
+      ->capture_default_str();
   app.add_option("--weight-decay", c.weight_decay,
                  "weight decay on convolution and linear weights (never BatchNorm or biases)")
       ->check(CLI::Range(0.0, 1.0))
@@ -255,6 +260,7 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"warmup_steps", c.warmup_steps},
           {"lr_decay_steps", c.lr_decay_steps},
           {"lr_min", c.lr_min},
+          {"ema_decay", c.ema_decay},
           {"weight_decay", c.weight_decay},
           {"decoupled_weight_decay", c.decoupled_weight_decay},
           {"symmetry_augment", c.symmetry_augment},
