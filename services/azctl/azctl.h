@@ -78,9 +78,11 @@ class Context {
 
   // Sends `request` (an object with "cmd") and `frames` to the service and prints the answer:
   // with --json the reply object, otherwise `human` (default: one "key: value" line per field).
-  // Errors go to stderr. Returns the exit code.
+  // Errors go to stderr. Returns the exit code: `outcome` of a successful reply when given (a
+  // command whose service answered but did nothing, e.g. every update rejected), else kExitOk.
   int Run(nlohmann::json request, std::vector<zmq::message_t> frames = {},
-          const std::function<void(const ipc::Reply&)>& human = {});
+          const std::function<void(const ipc::Reply&)>& human = {},
+          const std::function<int(const ipc::Reply&)>& outcome = {});
 
   // Sends and returns the reply, {"ok": false} included; prints transport failures and sets
   // *exit_code. For commands that print their own output.

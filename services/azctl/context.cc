@@ -126,7 +126,8 @@ std::optional<ipc::Reply> Context::Exchange(nlohmann::json request,
 }
 
 int Context::Run(nlohmann::json request, std::vector<zmq::message_t> frames,
-                 const std::function<void(const ipc::Reply&)>& human) {
+                 const std::function<void(const ipc::Reply&)>& human,
+                 const std::function<int(const ipc::Reply&)>& outcome) {
   int exit_code = kExitOk;
   std::optional<ipc::Reply> reply = Exchange(std::move(request), std::move(frames), &exit_code);
   if (!reply) return exit_code;
@@ -148,7 +149,7 @@ int Context::Run(nlohmann::json request, std::vector<zmq::message_t> frames,
       PrintFields(fields);
     }
   }
-  return kExitOk;
+  return outcome ? outcome(*reply) : kExitOk;
 }
 
 bool RegisterServiceCommands(std::string_view name, ServiceCommands add) {

@@ -254,12 +254,21 @@ void AddUpdate(CLI::App& app, Context& context) {
       }
       std::vector<zmq::message_t> frames;
       frames.push_back(ipc::MakeFrame(updates.data(), updates.size() * sizeof(updates[0])));
-      return context.Run({{"cmd", kUpdatePrioritiesCommand}}, std::move(frames),
-                         [](const ipc::Reply& reply) {
-                           std::cout << "applied " << Json(reply.body, "applied") << ", stale "
-                                     << Json(reply.body, "stale") << ", rejected "
-                                     << Json(reply.body, "rejected") << "\n";
-                         });
+      return context.Run(
+          {{"cmd", kUpdatePrioritiesCommand}}, std::move(frames),
+          [](const ipc::Reply& reply) {
+            std::cout << "applied " << Json(reply.body, "applied") << ", stale "
+                      << Json(reply.body, "stale") << ", rejected "
+                      << Json(reply.body, "rejected") << "\n";
+          },
+          // Nothing applied (every update stale or rejected) is a failure for a script.
+          [&context](const ipc::Reply& reply) {
+            if (reply.body.value("applied", std::uint64_t{0}) > 0) return int{kExitOk};
+            std::cerr << "azctl: " << context.service << ": no update was applied ("
+                      << Json(reply.body, "stale") << " stale, " << Json(reply.body, "rejected")
+                      << " rejected)\n";
+            return int{kExitServiceError};
+          });
     });
   });
 }

@@ -20,24 +20,38 @@ namespace {
 
 std::string Errno(std::string_view what) { return std::string(what) + ": " + std::strerror(errno); }
 
-// Writes all of `data`, giving up on errors (the scraper went away).
-void WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds left until `deadline`, at least 0.
+int MillisecondsLeft(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left > 0 ? static_cast<int>(left) : 0;
 }
 
-void Reply(int fd, std::string_view status, std::string_view content_type, std::string_view body) {
+// Writes all of `data` before `deadline`, giving up on errors (the scraper went away) and when the
+// deadline passes (a scraper that stopped reading must not hold the server, or its shutdown).
+bool WriteAll(int fd, std::string_view data, Clock::time_point deadline) {
+  while (!data.empty()) {
+    pollfd pfd{fd, POLLOUT, 0};
+    const int left = MillisecondsLeft(deadline);
+    if (left == 0 || ::poll(&pfd, 1, left) <= 0) return false;
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+void Reply(int fd, std::string_view status, std::string_view content_type, std::string_view body,
+           Clock::time_point deadline) {
   std::string head = "HTTP/1.1 ";
   head += status;
   head += "\r\nContent-Type: ";
   head += content_type;
   head += "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
-  WriteAll(fd, head);
-  WriteAll(fd, body);
+  if (WriteAll(fd, head, deadline)) WriteAll(fd, body, deadline);
 }
 
 }  // namespace
@@ -50,7 +64,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(const std::strin
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<std::uint16_t>(port));
-  const std::string host = bind_address.empty() ? "0.0.0.0" : bind_address;
+  const std::string host = bind_address.empty() ? std::string(kDefaultMetricsBind) : bind_address;
   if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
     return InvalidArgument("metrics bind address \"" + host + "\" is not an IPv4 address");
   }
@@ -72,6 +86,7 @@ Result<std::unique_ptr<MetricsExporter>> MetricsExporter::Start(const std::strin
   std::unique_ptr<MetricsExporter> exporter(new MetricsExporter());
   exporter->listen_fd_ = fd;
   exporter->port_ = ntohs(address.sin_port);
+  exporter->host_ = host;
   exporter->registry_ = std::make_shared<prometheus::Registry>();
   exporter->thread_ = std::thread([raw = exporter.get()] { raw->Loop(); });
   return exporter;
@@ -95,41 +110,46 @@ void MetricsExporter::Loop() {
 }
 
 void MetricsExporter::Serve(int fd) {
-  // Read the request head: up to 8 KB, for at most 2 s.
+  // Read the request head: up to 8 KB, for at most 2 s; the answer gets another 2 s.
   std::string request;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  const Clock::time_point read_deadline = Clock::now() + kReadTimeout;
+  const Clock::time_point write_deadline = read_deadline + kWriteTimeout;
   char buffer[2048];
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return;
+  while (request.find("\r\n\r\n") == std::string::npos && request.size() < kMaxRequestHead) {
     pollfd pfd{fd, POLLIN, 0};
-    if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return;
+    const int left = MillisecondsLeft(read_deadline);
+    if (left == 0 || ::poll(&pfd, 1, left) <= 0) return;
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
     if (n <= 0) return;
     request.append(buffer, static_cast<std::size_t>(n));
   }
-  const std::string_view line(request.data(), request.find("\r\n"));
+  const std::size_t line_end = request.find("\r\n");
+  if (line_end == std::string::npos || request.find("\r\n\r\n") == std::string::npos) {
+    Reply(fd, "431 Request Header Fields Too Large", "text/plain",
+          "the request head must end within 8 KB\n", write_deadline);
+    return;
+  }
+  const std::string_view line(request.data(), line_end);
   const std::size_t first = line.find(' ');
   const std::size_t second = line.find(' ', first + 1);
   if (first == std::string_view::npos || second == std::string_view::npos) {
-    Reply(fd, "400 Bad Request", "text/plain", "bad request\n");
+    Reply(fd, "400 Bad Request", "text/plain", "bad request\n", write_deadline);
     return;
   }
   const std::string_view method = line.substr(0, first);
   std::string_view path = line.substr(first + 1, second - first - 1);
   path = path.substr(0, path.find('?'));
   if (path != "/metrics" && path != "/") {
-    Reply(fd, "404 Not Found", "text/plain", "only /metrics is served here\n");
+    Reply(fd, "404 Not Found", "text/plain", "only /metrics is served here\n", write_deadline);
     return;
   }
   if (method != "GET" && method != "HEAD") {
-    Reply(fd, "405 Method Not Allowed", "text/plain", "GET /metrics\n");
+    Reply(fd, "405 Method Not Allowed", "text/plain", "GET /metrics\n", write_deadline);
     return;
   }
   const std::string body = prometheus::TextSerializer().Serialize(registry_->Collect());
   Reply(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
-        method == "HEAD" ? std::string_view() : std::string_view(body));
+        method == "HEAD" ? std::string_view() : std::string_view(body), write_deadline);
   scrapes_.fetch_add(1, std::memory_order_relaxed);
 }
 

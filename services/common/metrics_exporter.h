@@ -11,12 +11,19 @@
 // up to more than that (OpenBLAS alone 60 KB, glog 30 KB), so the Exposer cannot start in the
 // evaluator (or the learner). This server needs one ordinary thread and prometheus-cpp's core.
 //
-// One connection at a time, `Connection: close`, requests read with a 2 s deadline: a scraper
-// every few seconds is the whole load. Anything but GET /metrics (or /) is answered 404 or 405.
+// One connection at a time, `Connection: close`: a scraper every few seconds is the whole load. A
+// request head must arrive within 2 s and 8 KB (else 431, or nothing when it stalls), and the
+// answer must be taken within 2 s more, so a client that stops reading holds the server (and its
+// shutdown) for at most 4 s. Anything but GET /metrics (or /) is answered 400, 404 or 405. An empty
+// bind address means 127.0.0.1: metrics are reachable from other hosts only when asked for
+// (docs/security.md).
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "core/base/status.h"
@@ -26,6 +33,8 @@ class Registry;
 }  // namespace prometheus
 
 namespace az::service {
+
+inline constexpr std::string_view kDefaultMetricsBind = "127.0.0.1";
 
 class MetricsExporter {
  public:
@@ -38,8 +47,9 @@ class MetricsExporter {
   MetricsExporter& operator=(const MetricsExporter&) = delete;
 
   prometheus::Registry& registry() { return *registry_; }
-  // The port actually bound.
+  // The port actually bound, and the address (the default filled in).
   int port() const { return port_; }
+  const std::string& host() const { return host_; }
   // Scrapes answered so far.
   std::uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }
 
@@ -48,8 +58,13 @@ class MetricsExporter {
   void Loop();
   void Serve(int connection);
 
+  static constexpr std::chrono::seconds kReadTimeout{2};
+  static constexpr std::chrono::seconds kWriteTimeout{2};
+  static constexpr std::size_t kMaxRequestHead = 8192;
+
   int listen_fd_ = -1;
   int port_ = 0;
+  std::string host_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> scrapes_{0};

@@ -15,12 +15,14 @@
 //   }
 //
 // App must have `static Result<std::unique_ptr<App>> Create(const Config&)`, `Status Run()` and a
-// thread-safe `void Stop()`; Config derives from ServiceOptions (service_options.h).
+// thread-safe `void Stop()` that returns promptly; Config derives from ServiceOptions
+// (service_options.h). Stop() is called on the signal thread, never before Create has returned
+// nor once Run has returned, so it may use what Create built (the control server) unlocked.
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -75,13 +77,17 @@ int RunServiceMain(int argc, char** argv, const ServiceMainSpec<Config>& spec) {
   SetLogComponent("az-" + config.service);  // az-selfplay-3 for worker 3
 
   // Before any thread starts, so that only the signal thread receives SIGTERM/SIGINT. A signal
-  // that arrives while Create runs stops the app as soon as it exists.
-  std::atomic<App*> running{nullptr};
-  std::atomic<bool> early_stop{false};
+  // that arrives while Create runs stops the app as soon as it exists. The signal thread calls
+  // Stop() holding `running_mutex`, and main takes the app out of `running` under it before
+  // destroying it: a Stop() in progress ends before the app goes, and none starts after.
+  std::mutex running_mutex;
+  App* running = nullptr;
+  bool early_stop = false;
   auto signals = ShutdownSignals::Start([&](int signo) {
     AZ_LOG(kInfo) << "signal " << signo << ": " << spec.on_signal;
-    early_stop.store(true);
-    if (App* app = running.load()) app->Stop();
+    std::lock_guard lock(running_mutex);
+    early_stop = true;
+    if (running != nullptr) running->Stop();
   });
   if (!signals.ok()) {
     AZ_LOG(kError) << signals.status().ToString();
@@ -94,10 +100,16 @@ int RunServiceMain(int argc, char** argv, const ServiceMainSpec<Config>& spec) {
     return spec.needs_a_person(made.status().code()) ? kExitBadConfig : kExitFailed;
   }
   std::unique_ptr<App> app = std::move(made).value();
-  running.store(app.get());
-  if (early_stop.load()) app->Stop();
+  {
+    std::lock_guard lock(running_mutex);
+    running = app.get();
+    if (early_stop) app->Stop();
+  }
   const Status status = app->Run();
-  running.store(nullptr);
+  {
+    std::lock_guard lock(running_mutex);
+    running = nullptr;
+  }
   app.reset();
   if (!status.ok()) {
     AZ_LOG(kError) << status.ToString();

@@ -18,7 +18,7 @@ struct ServiceOptions {
   std::string run_dir;   // required (or $AZ_RUN_DIR): control socket, discovery record
   std::string service;   // the service's name in the run directory
   int metrics_port = 0;  // 0: any free port; -1: no metrics
-  std::string metrics_bind = "0.0.0.0";
+  std::string metrics_bind = "127.0.0.1";  // 0.0.0.0 to let other hosts scrape (docs/security.md)
   std::string log_level = "info";  // debug, info, warning or error
   double log_interval = 10;        // seconds between progress lines in the log; 0: none
 };

@@ -82,6 +82,7 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.warmup_steps = c.warmup_steps;
   options.decay_steps = c.lr_decay_steps;
   options.min_learning_rate = c.lr_min;
+  options.ema_decay = c.ema_decay;
   options.weight_decay = c.weight_decay;
   options.decoupled_weight_decay = c.decoupled_weight_decay;
   options.value_loss_weight = c.value_loss_weight;
@@ -443,7 +444,19 @@ std::optional<std::uint64_t> LearnerApp::model_version() const {
   return static_cast<std::uint64_t>(model_version_);
 }
 
-Status LearnerApp::WriteCheckpoint(std::string_view why) { return SaveCheckpoint(why).status(); }
+Status LearnerApp::WriteCheckpoint(CheckpointReason why) {
+  // Before a publish the checkpoint already holds the model about to be published: a restart
+  // resumes from exactly that model.
+  return SaveCheckpoint(CheckpointReasonName(why),
+                        why == CheckpointReason::kPublish
+                            ? std::optional<std::uint64_t>(NextModelVersion())
+                            : std::nullopt)
+      .status();
+}
+
+std::uint64_t LearnerApp::NextModelVersion() const {
+  return model_version_ < 0 ? 0 : static_cast<std::uint64_t>(model_version_) + 1;
+}
 
 Result<std::optional<RestoredCheckpoint>> LearnerApp::Rollback() {
   AZ_ASSIGN_OR_RETURN(std::optional<ResumeInfo> restored, checkpoints_->RestoreNewest(*trainer_));
@@ -454,8 +467,7 @@ Result<std::optional<RestoredCheckpoint>> LearnerApp::Rollback() {
 }
 
 Status LearnerApp::PublishModel() {
-  const std::uint64_t version =
-      model_version_ < 0 ? 0 : static_cast<std::uint64_t>(model_version_) + 1;
+  const std::uint64_t version = NextModelVersion();
   AZ_ASSIGN_OR_RETURN(ipc::ModelPublished model, publisher_->Publish(*trainer_, version));
   model_version_ = static_cast<std::int64_t>(version);
   AZ_LOG(kInfo) << "published model " << version << " (step " << trainer_->counters().steps
@@ -468,10 +480,12 @@ Status LearnerApp::PublishModel() {
   return Status::Ok();
 }
 
-Result<std::string> LearnerApp::SaveCheckpoint(std::string_view why) {
+Result<std::string> LearnerApp::SaveCheckpoint(std::string_view why,
+                                               std::optional<std::uint64_t> model_version) {
   const Clock::time_point start = Clock::now();
-  AZ_ASSIGN_OR_RETURN(std::string path,
-                      checkpoints_->Save(*trainer_, model_version_ < 0 ? 0 : model_version_));
+  const std::uint64_t version =
+      model_version.value_or(model_version_ < 0 ? 0 : static_cast<std::uint64_t>(model_version_));
+  AZ_ASSIGN_OR_RETURN(std::string path, checkpoints_->Save(*trainer_, version));
   const double seconds = SecondsSince(start);
   const std::uint64_t step = trainer_->counters().steps;
   checkpointed_step_ = step;

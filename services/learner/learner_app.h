@@ -134,10 +134,14 @@ class LearnerApp : private LearnerLoopHooks {
   // LearnerLoopHooks.
   std::optional<std::uint64_t> model_version() const override;
   Status PublishModel() override;
-  Status WriteCheckpoint(std::string_view why) override;
+  Status WriteCheckpoint(CheckpointReason why) override;
   Result<std::optional<RestoredCheckpoint>> Rollback() override;
 
-  Result<std::string> SaveCheckpoint(std::string_view why);
+  // Checkpoints the trainer, recording `model_version` (default: the newest published).
+  Result<std::string> SaveCheckpoint(std::string_view why,
+                                     std::optional<std::uint64_t> model_version = std::nullopt);
+  // The version the next PublishModel gives.
+  std::uint64_t NextModelVersion() const;
   void ServeCheckpointRequests();
   void LogProgress(bool force);
   void UpdateRate();

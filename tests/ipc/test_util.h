@@ -69,7 +69,10 @@ class ChildProcess {
       posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
                                        O_WRONLY | O_CREAT | O_TRUNC, 0644);
     }
-    if (!stderr_path.empty()) {
+    if (!stderr_path.empty() && stderr_path == stdout_path) {
+      // One file for both: one open file description, so that neither overwrites the other.
+      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    } else if (!stderr_path.empty()) {
       posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
                                        O_WRONLY | O_CREAT | O_TRUNC, 0644);
     }

@@ -72,6 +72,12 @@ class ScriptedRun {
     return WaitFor([&] { return Output().find(text) != std::string::npos; }, limit);
   }
 
+  // Waits for the script to end by itself; its exit code, or -1 when it did not within `limit`.
+  int WaitExit(std::chrono::milliseconds limit) {
+    if (!WaitFor([&] { return process_->Exited(); }, limit)) return -1;
+    return process_->Wait();
+  }
+
   // SIGTERM (what Ctrl-C does; SIGINT may be ignored when ctest runs in the background), then
   // waits for the script to stop the services, measure and exit. Its exit code; -1 when it did not
   // exit within `limit` (it is killed then).

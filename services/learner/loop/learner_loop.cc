@@ -7,6 +7,10 @@
 #include "core/base/log.h"
 
 namespace az::learner {
+
+std::string_view CheckpointReasonName(CheckpointReason why) {
+  return why == CheckpointReason::kPublish ? "publish" : "periodic";
+}
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -180,15 +184,18 @@ Result<StepOutcome> LearnerLoop::Step() {
 
   // The cadence, by the trainer's steps (restored from checkpoints, so it survives a restart).
   const std::uint64_t now = trainer.counters().steps;
-  if (now % options_.publish_every == 0) {
+  const bool publish = now % options_.publish_every == 0;
+  const bool periodic = options_.checkpoint_every > 0 && now % options_.checkpoint_every == 0;
+  if (publish || periodic) {
+    AZ_RETURN_IF_ERROR(parts_.hooks->WriteCheckpoint(publish ? CheckpointReason::kPublish
+                                                             : CheckpointReason::kPeriodic));
+    out.checkpointed = true;
+    ++counters_.checkpoints_written;
+  }
+  if (publish) {
     AZ_RETURN_IF_ERROR(parts_.hooks->PublishModel());
     out.published = true;
     ++counters_.models_published;
-  }
-  if (options_.checkpoint_every > 0 && now % options_.checkpoint_every == 0) {
-    AZ_RETURN_IF_ERROR(parts_.hooks->WriteCheckpoint("periodic"));
-    out.checkpointed = true;
-    ++counters_.checkpoints_written;
   }
   return out;
 }

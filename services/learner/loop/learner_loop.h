@@ -7,8 +7,11 @@
 //   valid  = decode and validate each record      malformed ones dropped and counted
 //   L      = trainer.TrainStep(valid, w)          L = mean(w_i (L_policy,i + L_value,i))
 //   source.UpdatePriorities((slot, generation, L_i)) + (slot, generation, 0) for the malformed
-//   every publish_every steps: hooks.PublishModel(); every checkpoint_every:
-//   hooks.WriteCheckpoint()
+//   every publish_every steps: hooks.WriteCheckpoint(kPublish), then hooks.PublishModel(); every
+//   checkpoint_every steps (when not a publish step): hooks.WriteCheckpoint(kPeriodic)
+//
+// A published model is always one the learner can resume from (its checkpoint is written first),
+// so a learner killed at any moment loses at most the steps since its last publish.
 //
 // While the source cannot serve, a step waits (the source's own timeout), logs once and then every
 // 10 s, and reports kWaiting; an error that comes back at once is followed by a pause
@@ -84,6 +87,9 @@ struct RestoredCheckpoint {
   std::string path;
 };
 
+enum class CheckpointReason : std::uint8_t { kPeriodic, kPublish };
+std::string_view CheckpointReasonName(CheckpointReason why);  // "periodic", "publish"
+
 // What the loop asks of its owner, on the loop's thread: the model version it trains against, and
 // the files it writes at the points the options set.
 class LearnerLoopHooks {
@@ -93,8 +99,9 @@ class LearnerLoopHooks {
   virtual std::optional<std::uint64_t> model_version() const = 0;
   // Publishes the trainer's weights as the next model. An error ends the loop (Step returns it).
   virtual Status PublishModel() = 0;
-  // Writes a checkpoint of the trainer (`why`: "periodic"). An error ends the loop.
-  virtual Status WriteCheckpoint(std::string_view why) = 0;
+  // Writes a checkpoint of the trainer: kPublish just before PublishModel (the checkpoint holds
+  // the model about to be published), kPeriodic between publishes. An error ends the loop.
+  virtual Status WriteCheckpoint(CheckpointReason why) = 0;
   // Restores the newest checkpoint into the trainer; nullopt when there is none. An error ends the
   // loop.
   virtual Result<std::optional<RestoredCheckpoint>> Rollback() = 0;
@@ -129,7 +136,7 @@ struct StepOutcome {
   Status priority_error;                         // or why it got none
   std::optional<RestoredCheckpoint> rolled_back_to;
   bool published = false;     // hooks.PublishModel() was called after this step
-  bool checkpointed = false;  // hooks.WriteCheckpoint() was
+  bool checkpointed = false;  // hooks.WriteCheckpoint() was (at every publish, and periodic ones)
   StepReport report;          // kTrained
   double next_beta = 0;       // the beta the next step samples with
 };

@@ -4,9 +4,18 @@
 //   build-nn/bin/nn_bench --benchmark_filter=TrainStep
 //
 // Argument: /net/batch; net 0 = 6x64 chess, 2 = Connect Four (4x32).
+//
+// BM_SaveCheckpoint: what the learner pays before every published model (docs/learner.md): model,
+// Adam moments and counters, checksummed, written to a temporary file, fsynced and renamed, in
+// the system's temporary directory. /net/ema: net 0 = chess small (6x64), 1 = chess full
+// (15x192), 2 = Connect Four; ema 1 adds the weights' moving average (--ema-decay).
 
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "core/nn/trainer.h"
@@ -57,6 +66,40 @@ BENCHMARK(BM_TrainStep)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
+
+void BM_SaveCheckpoint(benchmark::State& state) {
+  TrainerOptions options;
+  options.net = state.range(0) == 0   ? NetConfig::ChessSmall()
+                : state.range(0) == 1 ? NetConfig::ChessFull()
+                                      : NetConfig::ConnectFour();
+  options.runtime.device = DeviceChoice::kCpu;
+  options.ema_decay = state.range(1) == 1 ? 0.99 : 0.0;
+  auto trainer = Trainer::Create(options);
+  if (!trainer.ok()) {
+    state.SkipWithError(trainer.status().ToString().c_str());
+    return;
+  }
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("az_checkpoint_bench_" + std::to_string(::getpid()) + ".azck"))
+                               .string();
+  std::uint64_t bytes = 0;
+  for (auto _ : state) {
+    const Status saved = (*trainer)->SaveCheckpoint(path, 1);
+    if (!saved.ok()) {
+      state.SkipWithError(saved.ToString().c_str());
+      break;
+    }
+    bytes = std::filesystem::file_size(path);
+  }
+  std::filesystem::remove(path);
+  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(BM_SaveCheckpoint)
+    ->ArgsProduct({{2, 0, 1}, {0, 1}})
+    ->ArgNames({"net", "ema"})
+    ->Iterations(10)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace az::nn

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "ipc/client.h"
 #include "ipc/discovery.h"
@@ -146,6 +147,61 @@ TEST_F(PipelineTest, FourServicesLearnTogetherAndTheReplayDaemonSurvivesSigkill)
   ASSERT_TRUE(prefix.ok());
   for (const fs::directory_entry& entry : fs::directory_iterator("/dev/shm")) {
     EXPECT_FALSE(entry.path().filename().string().starts_with(*prefix)) << entry.path();
+  }
+}
+
+// Exit code 2 means "needs a person" (docs/running.md): supervisord must leave such a service down
+// instead of restarting it, also when it exits in its first second (a bad configuration), while a
+// crash is still restarted (the test above).
+TEST_F(PipelineTest, SupervisordLeavesAServiceThatExitsTwoDown) {
+  ScriptedRun prepare(run_dir_, {"--preset", "tiny", "--prepare-only", "--metrics-ports", "auto",
+                                 "--set", "learner.batch=0"});
+  ASSERT_TRUE(prepare.started());
+  ASSERT_TRUE(prepare.WaitForOutput("run: prepared", kLimit)) << prepare.Output();
+  ipc::testing::ChildProcess supervisord({"/usr/bin/supervisord", "-c",
+                                          run_dir_ + "/supervisord.conf"},
+                                         run_dir_ + "/supervisord.out", run_dir_ + "/supervisord.out");
+  ASSERT_TRUE(supervisord.started());
+  const std::string expected_exit = "exited: learner (exit status 2; expected)";
+  EXPECT_TRUE(WaitFor(
+      [&] { return prepare.RunFile("logs/supervisord.log").find(expected_exit) != std::string::npos; },
+      kLimit))
+      << prepare.RunFile("logs/supervisord.log");
+  // Long enough for supervisord's backoff (1 s, then 2, 3, ...) to have retried it.
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  const std::string log = prepare.RunFile("logs/supervisord.log");
+  std::size_t spawns = 0;
+  for (std::size_t at = 0; (at = log.find("spawned: 'learner'", at)) != std::string::npos; ++at) {
+    ++spawns;
+  }
+  EXPECT_EQ(spawns, 1u) << log;
+  EXPECT_THAT(prepare.RunFile("logs/learner.log"), HasSubstr("--batch"));
+  // The other services run on.
+  EXPECT_FALSE(Status("replay").empty()) << log;
+  supervisord.Signal(SIGTERM);
+  EXPECT_TRUE(WaitFor([&] { return supervisord.Exited(); }, kLimit));
+}
+
+// scripts/run does not wait two minutes for a service that will not come: it names the service,
+// shows the end of its log, and exits 1.
+TEST_F(PipelineTest, ScriptsRunReportsAServiceThatNeedsAPerson) {
+  ScriptedRun run(run_dir_, {"--preset", "tiny", "--forever", "--metrics-ports", "auto", "--set",
+                             "learner.batch=0"});
+  ASSERT_TRUE(run.started());
+  EXPECT_EQ(run.WaitExit(kLimit), 1) << run.Output();
+  EXPECT_THAT(run.Output(), HasSubstr("learner stopped with exit code 2"));
+  EXPECT_THAT(run.Output(), HasSubstr("az-learner: --batch: Value 0 not in range"));
+}
+
+// The systemd units honour the same contract (systemd is not run here: the units are checked for
+// the directive that carries it).
+TEST(DeployFilesTest, SystemdUnitsDoNotRestartExitCodeTwo) {
+  for (const std::string service : {"replay", "evaluator", "selfplay", "learner"}) {
+    const std::string unit = ipc::testing::ReadWholeFile(std::string(AZ_SOURCE_DIR) +
+                                                         "/deploy/systemd/az-" + service +
+                                                         "@.service");
+    EXPECT_THAT(unit, HasSubstr("Restart=on-failure")) << service;
+    EXPECT_THAT(unit, HasSubstr("RestartPreventExitStatus=2")) << service;
   }
 }
 

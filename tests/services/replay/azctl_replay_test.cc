@@ -88,6 +88,13 @@ TEST_F(AzctlReplayTest, InsertRandomSampleUpdateReadAndStatusWorkEndToEnd) {
   Output garbage = Azctl({"update", "--stdin"}, "1 one 2\n");
   EXPECT_EQ(garbage.code, 2);
   EXPECT_THAT(garbage.err, HasSubstr("line 1"));
+  // Nothing applied is a failure for a script: a lone NaN priority (rejected), a lone stale one.
+  Output nan = Azctl({"update", "--stdin"}, "3 3 nan\n");
+  EXPECT_EQ(nan.code, 1) << nan.out;
+  EXPECT_THAT(nan.err, HasSubstr("no update was applied (0 stale, 1 rejected)"));
+  Output stale = Azctl({"update", "--stdin"}, "2 999 1\n");
+  EXPECT_EQ(stale.code, 1) << stale.out;
+  EXPECT_THAT(stale.err, HasSubstr("no update was applied (1 stale, 0 rejected)"));
 
   Output read = Azctl({"read", std::to_string(slot), "1", "999"});
   ASSERT_EQ(read.code, 0) << read.err;
@@ -97,7 +104,7 @@ TEST_F(AzctlReplayTest, InsertRandomSampleUpdateReadAndStatusWorkEndToEnd) {
   Output status = Azctl({"status"});
   ASSERT_EQ(status.code, 0) << status.err;
   EXPECT_THAT(status.out, HasSubstr("300 / 1000 records of 1160 bytes (chess)"));
-  EXPECT_THAT(status.out, HasSubstr("2 applied, 1 stale, 1 rejected"));
+  EXPECT_THAT(status.out, HasSubstr("2 applied, 2 stale, 2 rejected"));
   Output status_json = Azctl({"status", "--json"});
   ASSERT_EQ(status_json.code, 0) << status_json.err;
   nlohmann::json fields = nlohmann::json::parse(status_json.out);

@@ -67,20 +67,27 @@ class FakeHooks final : public LearnerLoopHooks {
 
   std::vector<std::uint64_t> published_at;     // trainer steps
   std::vector<std::uint64_t> checkpointed_at;  // trainer steps
+  std::vector<std::uint64_t> checkpointed_for_publish_at;
+  int published_without_checkpoint = 0;
   int rollbacks = 0;
   Status publish_error;
 
   std::optional<std::uint64_t> model_version() const override { return version_; }
   Status PublishModel() override {
     if (!publish_error.ok()) return publish_error;
-    published_at.push_back(trainer_.counters().steps);
+    const std::uint64_t step = trainer_.counters().steps;
+    // The loop's promise: the model about to be published was checkpointed first.
+    if (checkpointed_for_publish_at.empty() || checkpointed_for_publish_at.back() != step) {
+      ++published_without_checkpoint;
+    }
+    published_at.push_back(step);
     version_ = version_ ? *version_ + 1 : 0;
     return Status::Ok();
   }
-  Status WriteCheckpoint(std::string_view why) override {
-    EXPECT_EQ(why, "periodic");
+  Status WriteCheckpoint(CheckpointReason why) override {
     const std::uint64_t step = trainer_.counters().steps;
     checkpointed_at.push_back(step);
+    if (why == CheckpointReason::kPublish) checkpointed_for_publish_at.push_back(step);
     newest_ = dir_.File("checkpoint-" + std::to_string(step));
     return trainer_.SaveCheckpoint(newest_, version_.value_or(0));
   }
@@ -378,7 +385,7 @@ TEST(LearnerLoopTest, StepsBetaAndTheCadenceOfModelsAndCheckpointsFollowTheOptio
     ASSERT_EQ(outcome.kind, Kind::kTrained);
     ++steps;
     EXPECT_EQ(outcome.published, steps % 3 == 0);
-    EXPECT_EQ(outcome.checkpointed, steps % 4 == 0);
+    EXPECT_EQ(outcome.checkpointed, steps % 3 == 0 || steps % 4 == 0);
     // Staleness: the samples were searched by model 0.
     const std::uint64_t version = steps <= 3 ? 0 : steps <= 6 ? 1 : steps <= 9 ? 2 : 3;
     ASSERT_EQ(outcome.report.staleness.size(), 16u);
@@ -389,9 +396,13 @@ TEST(LearnerLoopTest, StepsBetaAndTheCadenceOfModelsAndCheckpointsFollowTheOptio
   EXPECT_EQ(steps, 10);
   EXPECT_EQ(rig.trainer->counters().steps, 10u);
   EXPECT_EQ(rig.hooks->published_at, (std::vector<std::uint64_t>{3, 6, 9}));
-  EXPECT_EQ(rig.hooks->checkpointed_at, (std::vector<std::uint64_t>{4, 8}));
+  // Every published model was checkpointed just before it was published (a kill never loses a
+  // published model), and the periodic checkpoints fall in between.
+  EXPECT_EQ(rig.hooks->checkpointed_at, (std::vector<std::uint64_t>{3, 4, 6, 8, 9}));
+  EXPECT_EQ(rig.hooks->checkpointed_for_publish_at, (std::vector<std::uint64_t>{3, 6, 9}));
+  EXPECT_EQ(rig.hooks->published_without_checkpoint, 0);
   EXPECT_EQ(rig.loop->counters().models_published, 3u);
-  EXPECT_EQ(rig.loop->counters().checkpoints_written, 2u);
+  EXPECT_EQ(rig.loop->counters().checkpoints_written, 5u);
   // Each request carried the beta of its step and the newest model.
   ASSERT_EQ(rig.source.requests.size(), 10u);
   for (int i = 0; i < 10; ++i) {

@@ -94,9 +94,16 @@ TEST(RateLimiterTest, BadOptionsAreRefusedAndChangesTakeEffectAtOnce) {
 TEST(RateLimiterTest, WaitersWakeWhenInsertsArrive) {
   RateLimiter limiter({.samples_per_insert = 1, .min_size_to_sample = 1, .error_buffer = 1}, 0);
   const std::uint64_t seen = limiter.version();
-  std::thread inserter([&] { limiter.OnInsert(1); });
-  limiter.WaitForChange(seen, std::chrono::steady_clock::now() + std::chrono::seconds(60));
+  // The insert comes while the waiter waits; a lost wake-up would hold it to its deadline.
+  std::thread inserter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    limiter.OnInsert(1);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  limiter.WaitForChange(seen, start + std::chrono::seconds(20));
+  const auto waited = std::chrono::steady_clock::now() - start;
   inserter.join();
+  EXPECT_LT(waited, std::chrono::seconds(10)) << "the waiter slept to its deadline";
   EXPECT_NE(limiter.version(), seen);
   EXPECT_TRUE(limiter.TryAcquireSample(1, 1).ok());
 }
