@@ -13,11 +13,18 @@ function(az_apply_standard_options target)
   if(AZ_SANITIZE STREQUAL "address")
     target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  elseif(AZ_SANITIZE STREQUAL "fuzzer")
+    # libFuzzer builds (clang only; scripts/fuzz): coverage instrumentation everywhere, ASan and
+    # UBSan to turn a bad read into a crash; the fuzz targets add libFuzzer's main themselves.
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link,address,undefined
+                                             -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   elseif(AZ_SANITIZE STREQUAL "thread")
     target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
     target_link_options(${target} PRIVATE -fsanitize=thread)
   elseif(NOT AZ_SANITIZE STREQUAL "")
-    message(FATAL_ERROR "AZ_SANITIZE must be empty, 'address' or 'thread', not '${AZ_SANITIZE}'")
+    message(FATAL_ERROR
+            "AZ_SANITIZE must be empty, 'address', 'thread' or 'fuzzer', not '${AZ_SANITIZE}'")
   endif()
 endfunction()
 

@@ -1,5 +1,6 @@
 #include "ipc/message.h"
 
+#include <algorithm>
 #include <array>
 
 namespace az::ipc {
@@ -15,11 +16,63 @@ std::optional<StatusCode> StatusCodeFromName(std::string_view name) {
                                         StatusCode::kUnavailable,
                                         StatusCode::kResourceExhausted,
                                         StatusCode::kCancelled,
-                                        StatusCode::kInternal};
+                                        StatusCode::kInternal,
+                                        StatusCode::kAborted};
   for (StatusCode code : kCodes) {
     if (StatusCodeName(code) == name) return code;
   }
   return std::nullopt;
+}
+
+namespace {
+
+// Nesting depth of a JSON text, counted without parsing.
+int JsonDepth(std::string_view text) {
+  int depth = 0;
+  int max_depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+}  // namespace
+
+Result<ParsedRequest> ParseRequestJson(std::string_view text, nlohmann::json* id) {
+  if (JsonDepth(text) > kMaxJsonDepth) {
+    return InvalidArgument("request JSON is nested deeper than " + std::to_string(kMaxJsonDepth));
+  }
+  ParsedRequest request;
+  request.args = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (request.args.is_discarded()) return InvalidArgument("request is not valid JSON");
+  if (!request.args.is_object()) {
+    return InvalidArgument(std::string("request must be a JSON object, got ") +
+                           request.args.type_name());
+  }
+  if (auto it = request.args.find("id"); it != request.args.end()) *id = *it;
+  auto cmd = request.args.find("cmd");
+  if (cmd == request.args.end()) return InvalidArgument("request has no \"cmd\"");
+  if (!cmd->is_string()) {
+    return InvalidArgument(std::string("\"cmd\" must be a string, got ") + cmd->type_name());
+  }
+  request.cmd = cmd->get<std::string>();
+  return request;
 }
 
 nlohmann::json ErrorJson(const Status& status) {

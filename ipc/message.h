@@ -52,6 +52,21 @@ nlohmann::json ErrorJson(const Status& status);
 // {"ok": false, ...}; DATA_LOSS when the object is not a well-formed reply.
 Status ReplyStatus(const nlohmann::json& body);
 
+// The deepest JSON nesting a control request may have; deeper text is refused before parsing.
+inline constexpr int kMaxJsonDepth = 64;
+
+// A control request's JSON frame, parsed: the object and its "cmd".
+struct ParsedRequest {
+  nlohmann::json args;
+  std::string cmd;
+};
+
+// Parses a request frame as the control server does. INVALID_ARGUMENT (saying why) for text that
+// is not JSON, nested deeper than kMaxJsonDepth (checked without parsing, so a hostile "[[[[..."
+// never reaches recursive code), not an object, or without a string "cmd". `*id` gets the object's
+// "id" whenever it has one, errors included, so that an error reply can carry it. Never throws.
+Result<ParsedRequest> ParseRequestJson(std::string_view text, nlohmann::json* id);
+
 // Total bytes of a list of frames.
 size_t FramesBytes(const std::vector<zmq::message_t>& frames);
 

@@ -33,7 +33,6 @@ struct Outbox {
 
 namespace {
 
-constexpr int kMaxJsonDepth = 64;
 // Requests answered per wake-up before the stop flag (or the caller of Serve) gets a look in.
 constexpr int kBatch = 64;
 constexpr std::string_view kBuiltins[] = {"status", "pause", "resume", "shutdown", "commands"};
@@ -43,35 +42,6 @@ std::int64_t UnixMillis() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-// Nesting depth of a JSON text, counted without parsing, so a hostile "[[[[..." is refused before
-// any recursive code sees it.
-int JsonDepth(std::string_view text) {
-  int depth = 0;
-  int max_depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
-std::string JsonTypeName(const nlohmann::json& value) { return value.type_name(); }
 
 // Takes an exclusive lock on <run_dir>/<service>.lock, held until the fd is closed (the kernel
 // drops it when the process dies, even by SIGKILL). ALREADY_EXISTS when another process holds it.
@@ -454,28 +424,12 @@ Result<Reply> Server::Dispatch(std::vector<zmq::message_t>& body,
   // carries the request's id and the client can match it.
   if (body[0].size() > options_.max_request_bytes) return too_large();
   const std::string_view text(static_cast<const char*>(body[0].data()), body[0].size());
-  if (JsonDepth(text) > kMaxJsonDepth) {
-    return InvalidArgument("request JSON is nested deeper than " + std::to_string(kMaxJsonDepth));
-  }
-  Request request;
-  try {
-    request.args = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument(std::string("request is not valid JSON: ") + e.what());
-  }
-  if (request.args.is_object()) {
-    if (auto it = request.args.find("id"); it != request.args.end()) *id = *it;
-  }
+  Result<ParsedRequest> parsed = ParseRequestJson(text, id);
+  if (!parsed.ok()) return parsed.status();
   if (bytes > options_.max_request_bytes) return too_large();
-  if (!request.args.is_object()) {
-    return InvalidArgument("request must be a JSON object, got " + JsonTypeName(request.args));
-  }
-  auto cmd = request.args.find("cmd");
-  if (cmd == request.args.end()) return InvalidArgument("request has no \"cmd\"");
-  if (!cmd->is_string()) {
-    return InvalidArgument("\"cmd\" must be a string, got " + JsonTypeName(*cmd));
-  }
-  request.cmd = cmd->get<std::string>();
+  Request request;
+  request.args = std::move(parsed->args);
+  request.cmd = std::move(parsed->cmd);
 
   for (std::string_view builtin : kBuiltins) {
     if (request.cmd == builtin) return Builtin(request.cmd, shutdown);

@@ -122,7 +122,8 @@ Status CheckChannelHeader(const Segment& segment, const ChannelHeader& h) {
                          h.response_capacity};
   if (!ValidateChannelSpec(spec).ok()) return DataLoss(where + ": header is out of range");
   const ChannelHeader plan = Plan(spec);
-  if (std::memcmp(&plan, &h, offsetof(ChannelHeader, reserved)) != 0 ||
+  // The planned fields only: servers_lost and servers change while the channel runs.
+  if (std::memcmp(&plan, &h, offsetof(ChannelHeader, servers_lost)) != 0 ||
       plan.total_bytes > segment.payload().size()) {
     return DataLoss(where + ": header offsets are inconsistent");
   }
@@ -234,7 +235,44 @@ Result<RequestServer> RequestServer::Attach(Segment segment, const RingOptions& 
     server.responses_.push_back(std::move(response));
   }
   server.counters_ = std::make_unique<Counters>();
+  // Watched: the first free entry, or one a dead server left (which counts as lost).
+  const std::uint64_t self = Self().Packed();
+  for (int i = 0; i < kMaxWatchedServers && server.watch_.index < 0; ++i) {
+    std::uint64_t held = Atomic(header->servers[i]).load(std::memory_order_acquire);
+    const bool dead = held != 0 && !IsAlive(ProcessIdentity::Unpack(held));
+    if (held != 0 && !dead) continue;
+    if (Atomic(header->servers[i]).compare_exchange_strong(held, self)) {
+      if (dead) Atomic(header->servers_lost).fetch_add(1, std::memory_order_acq_rel);
+      server.watch_.header = header;
+      server.watch_.index = i;
+    }
+  }
   return server;
+}
+
+RequestServer::Watch::Watch(Watch&& other) noexcept
+    : header(std::exchange(other.header, nullptr)), index(std::exchange(other.index, -1)) {}
+
+RequestServer::Watch& RequestServer::Watch::operator=(Watch&& other) noexcept {
+  if (this != &other) {
+    Release();
+    header = std::exchange(other.header, nullptr);
+    index = std::exchange(other.index, -1);
+  }
+  return *this;
+}
+
+RequestServer::Watch::~Watch() { Release(); }
+
+void RequestServer::Watch::Release() {
+  if (header == nullptr || index < 0) return;
+  // Only our own entry (a fork's child holds a copy of the handle but not the entry).
+  std::uint64_t expected = Self().Packed();
+  if (Atomic(header->servers[index]).compare_exchange_strong(expected, 0)) {
+    Atomic(header->servers_lost).fetch_add(1, std::memory_order_acq_rel);
+  }
+  header = nullptr;
+  index = -1;
 }
 
 bool RequestServer::Current(const Envelope& envelope) {
@@ -344,6 +382,7 @@ RequestClient& RequestClient::operator=(RequestClient&& other) noexcept {
   ReleaseWorkerId();
   // Members in declaration order; the moved-from client no longer holds the worker id.
   segment_ = std::move(other.segment_);
+  header_ = other.header_;
   slot_ = std::exchange(other.slot_, nullptr);
   owner_ = other.owner_;
   worker_id_ = other.worker_id_;
@@ -396,6 +435,7 @@ Result<RequestClient> RequestClient::Open(const Scope& scope, std::string_view n
     }
     if (Atomic(slot->owner).compare_exchange_strong(owner, self.Packed())) break;
   }
+  client.header_ = header;
   client.slot_ = slot;
   client.owner_ = self;
   client.worker_id_ = options.worker_id;
@@ -412,6 +452,18 @@ Result<RequestClient> RequestClient::Open(const Scope& scope, std::string_view n
                    options.ring));
   client.counters_ = std::make_unique<Counters>();
   return client;
+}
+
+std::uint64_t RequestClient::ServersLost() {
+  for (int i = 0; i < kMaxWatchedServers; ++i) {
+    std::uint64_t held = Atomic(header_->servers[i]).load(std::memory_order_acquire);
+    if (held == 0 || IsAlive(ProcessIdentity::Unpack(held))) continue;
+    // Whoever clears the dead entry counts it, once.
+    if (Atomic(header_->servers[i]).compare_exchange_strong(held, 0)) {
+      Atomic(header_->servers_lost).fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+  return Atomic(header_->servers_lost).load(std::memory_order_acquire);
 }
 
 std::uint32_t RequestClient::Reset() {

@@ -14,8 +14,11 @@
 // worker has moved on before spending work on them.
 //
 // Crash behaviour follows the rings (shm/ring.h): nothing wedges when any process is killed. A
-// request taken by a server that dies before answering is lost with it; the worker notices by its
-// Receive timeout, calls Reset() and submits again. Size each response ring to at least the number
+// request taken by a server that dies before answering is lost with it. Servers record their
+// identity (pid and start time) in the channel's header and clear it when they leave, so a worker
+// that waits for answers can ask ServersLost() whether a server left or died since it submitted,
+// then call Reset() and submit again at once; the Receive timeout stays as the last resort (a
+// server that hangs, or one beyond the kMaxWatchedServers watched). Size each response ring to at least the number
 // of requests a worker keeps in flight, or servers block in Respond.
 
 #include <chrono>
@@ -108,6 +111,10 @@ class RequestServer {
   // Reclaims slots of dead processes in the request ring and every response ring.
   std::size_t ReclaimDead();
 
+  // Where this server's identity is recorded in the header; -1 when all kMaxWatchedServers entries
+  // were held by live servers (it serves unwatched).
+  int watched_index() const { return watch_.index; }
+
   const ChannelSpec& spec() const { return spec_; }
   ChannelServerStats Stats() const;
 
@@ -120,10 +127,23 @@ class RequestServer {
   bool VisitIfCurrent(const Envelope& envelope, std::span<const std::byte> payload,
                       RequestVisitor visit);
 
+  // This server's entry in header->servers; cleared (and servers_lost bumped) when the last handle
+  // goes. Move-only, so a moved-from server releases nothing.
+  struct Watch {
+    ChannelHeader* header = nullptr;
+    int index = -1;
+    Watch() = default;
+    Watch(Watch&& other) noexcept;
+    Watch& operator=(Watch&& other) noexcept;
+    ~Watch();
+    void Release();
+  };
+
   std::shared_ptr<const Segment> segment_;
   ChannelHeader* header_ = nullptr;
   WorkerSlot* workers_ = nullptr;
   ChannelSpec spec_;
+  Watch watch_;
   std::optional<Ring> requests_;
   std::vector<Ring> responses_;
   std::unique_ptr<Counters> counters_;
@@ -175,6 +195,12 @@ class RequestClient {
 
   ChannelClientStats Stats() const;
 
+  // How many servers left the channel or died since it was made: a change since the worker's last
+  // Submit means requests it has in flight may never be answered. Looks at each watched server's
+  // liveness (a kill(2) and a read of /proc for each: a few microseconds), records the dead ones
+  // as lost, and returns the count.
+  std::uint64_t ServersLost();
+
  private:
   struct Counters;
   RequestClient() = default;
@@ -184,6 +210,7 @@ class RequestClient {
                       ResponseVisitor visit);
 
   std::shared_ptr<const Segment> segment_;
+  ChannelHeader* header_ = nullptr;
   WorkerSlot* slot_ = nullptr;
   ProcessIdentity owner_;
   std::uint32_t worker_id_ = 0;

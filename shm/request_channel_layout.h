@@ -20,9 +20,12 @@
 namespace az::shm {
 
 inline constexpr std::uint64_t kChannelMagic = 0x314e414843485a41;  // "AZHCHAN1" little-endian
-inline constexpr std::uint32_t kChannelLayoutVersion = 1;
+inline constexpr std::uint32_t kChannelLayoutVersion = 2;
 inline constexpr std::uint32_t kChannelLayoutKind = FourCc('R', 'Q', 'C', 'H');
 inline constexpr std::uint32_t kMaxChannelWorkers = 4096;
+// Servers (evaluators) whose identity the header records, so that workers can tell at once when
+// one of them is gone; a server beyond these serves but is not watched.
+inline constexpr int kMaxWatchedServers = 8;
 
 // Prefixes every request and every response record.
 struct Envelope {
@@ -48,12 +51,19 @@ struct ChannelHeader {
   std::uint64_t response_rings_offset;
   std::uint64_t response_ring_stride;
   std::uint64_t total_bytes;
-  std::uint8_t reserved[256 - 80];
+  // Bumped (atomically) whenever a watched server leaves or is found dead: requests it had taken
+  // may never be answered. Workers compare it with what they saw when they submitted.
+  std::uint64_t servers_lost;
+  // ProcessIdentity::Packed() of the attached servers; 0: a free entry.
+  std::uint64_t servers[kMaxWatchedServers];
+  std::uint8_t reserved[256 - 152];
 };
 static_assert(std::is_trivially_copyable_v<ChannelHeader>);
 static_assert(sizeof(ChannelHeader) == 256);
 static_assert(offsetof(ChannelHeader, request_capacity) == 24);
 static_assert(offsetof(ChannelHeader, total_bytes) == 72);
+static_assert(offsetof(ChannelHeader, servers_lost) == 80);
+static_assert(offsetof(ChannelHeader, servers) == 88);
 
 struct WorkerSlot {
   std::uint64_t owner;       // packed identity of the attached client; 0 = none

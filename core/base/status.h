@@ -26,6 +26,7 @@ enum class StatusCode : std::uint8_t {
   kResourceExhausted,  // full buffer, too large a message
   kCancelled,          // stopped because the caller asked (shutdown)
   kInternal,           // an invariant broke in a way the caller cannot fix
+  kAborted,            // another live process holds it (a file lock); retrying once it is gone may help
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -62,6 +63,7 @@ inline Status DeadlineExceeded(std::string m) {
   return {StatusCode::kDeadlineExceeded, std::move(m)};
 }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
+inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
 inline Status ResourceExhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
 }

@@ -81,8 +81,9 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   }
   if (::flock(impl->fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
-      return FailedPrecondition(path +
-                                " is already open (another process or object holds its lock)");
+      // Its own code: a held lock is another live opener (retrying may help once it exits), not a
+      // file that contradicts the configuration.
+      return Aborted(path + " is already open (another process or object holds its lock)");
     }
     return IoError("locking", path, errno);
   }

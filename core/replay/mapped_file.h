@@ -26,9 +26,8 @@ class MappedFile {
   // text) for I/O errors.
   static Result<MappedFile> Create(const std::string& path, std::uint64_t size,
                                    const std::function<void(std::span<std::byte>)>& init);
-  // Opens and maps an existing file. NotFound when it does not exist; FailedPrecondition when
-  // another open MappedFile (in any process) holds it; Unavailable for other I/O errors. Never
-  // blocks.
+  // Opens and maps an existing file. NotFound when it does not exist; Aborted when another open
+  // MappedFile (in any process) holds it; Unavailable for other I/O errors. Never blocks.
   static Result<MappedFile> Open(const std::string& path);
 
   MappedFile(MappedFile&&) noexcept;

@@ -20,15 +20,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The store's own message names the field and both values; add what the user can do about it.
+// The store's own message names the field and both values; add what the user can do about it. A
+// held lock (ABORTED: another live opener) exits 1, so a supervisor retries once the other
+// process is gone; a store made with other settings (FAILED_PRECONDITION) exits 2.
 Status ExplainStoreMismatch(const Status& status, const ReplayConfig& config) {
-  if (status.code() != StatusCode::kFailedPrecondition) return status;
-  if (status.message().find("held") != std::string::npos ||
-      status.message().find("lock") != std::string::npos) {
-    return AlreadyExists(
-        status.message() +
-        " (another az-replay is using this store; stop it or use another --store)");
+  if (status.code() == StatusCode::kAborted) {
+    return Aborted(status.message() +
+                   " (another az-replay is using this store; stop it or use another --store)");
   }
+  if (status.code() != StatusCode::kFailedPrecondition) return status;
   return FailedPrecondition(
       status.message() + ". The store file " + config.store +
       " was created with other settings and is left untouched: start with the settings it was "

@@ -48,6 +48,7 @@ class ChannelEvaluator final : public EvalChannelEvaluator {
   }
 
   std::uint32_t Reset() override { return client_.Reset(); }
+  std::uint64_t EvaluatorsLost() override { return client_.ServersLost(); }
   std::uint64_t max_in_flight() const override { return capacity_; }
   std::string_view name() const override { return "az-evaluator"; }
   shm::ChannelClientStats Stats() const override { return client_.Stats(); }

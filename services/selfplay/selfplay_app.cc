@@ -207,7 +207,7 @@ void SelfPlayApp::LogRates() {
                 << " of " << c.playthrough_would_resign << " (" << c.resignations_withheld
                 << " withheld until trusted), " << c.samples_pushed
                 << " samples pushed, model version " << c.model_version << ", eval timeouts "
-                << c.eval_timeouts;
+                << c.eval_timeouts << ", evaluators lost " << c.evaluator_losses;
   logged_ = c;
 }
 
@@ -234,6 +234,7 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"sample_ring_occupancy", ring_.occupancy},
           {"eval_requests", c.requests_submitted},
           {"eval_timeouts", c.eval_timeouts},
+          {"evaluator_losses", c.evaluator_losses},
           {"eval_errors", c.eval_errors},
           {"stale_responses", channel_.stale_responses_dropped},
           {"generation", channel_.generation},

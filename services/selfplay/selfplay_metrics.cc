@@ -64,6 +64,9 @@ struct SelfPlayMetrics::Families {
                                       "Time spent waiting for room in the sample ring")),
         eval_timeouts(MakeCounter(r, "az_selfplay_eval_timeouts_total",
                                   "Times no eval answer came in time (requests resubmitted)")),
+        evaluator_losses(MakeCounter(
+            r, "az_selfplay_evaluator_losses_total",
+            "Times an evaluator serving the channel died or left (requests resubmitted at once)")),
         eval_errors(MakeCounter(r, "az_selfplay_eval_errors_total",
                                 "Eval answers that reported an invalid request or a failure")),
         stale_responses(MakeCounter(r, "az_selfplay_stale_responses_total",
@@ -118,6 +121,7 @@ struct SelfPlayMetrics::Families {
   Counter& ring_waits;
   Counter& ring_wait_seconds;
   Counter& eval_timeouts;
+  Counter& evaluator_losses;
   Counter& eval_errors;
   Counter& stale_responses;
   Counter& requests;
@@ -160,6 +164,7 @@ void SelfPlayMetrics::Update(const EngineCounters& c, const shm::ChannelClientSt
   AdvanceTo(m_->ring_waits, static_cast<double>(c.ring_waits));
   AdvanceTo(m_->ring_wait_seconds, static_cast<double>(samples.push_wait_ns) * 1e-9);
   AdvanceTo(m_->eval_timeouts, static_cast<double>(c.eval_timeouts));
+  AdvanceTo(m_->evaluator_losses, static_cast<double>(c.evaluator_losses));
   AdvanceTo(m_->eval_errors, static_cast<double>(c.eval_errors));
   AdvanceTo(m_->stale_responses, static_cast<double>(channel.stale_responses_dropped));
   AdvanceTo(m_->requests, static_cast<double>(c.requests_submitted));

@@ -70,8 +70,8 @@ TEST(LayoutTest, RingIsPinnedToVersion1) {
   EXPECT_EQ(static_cast<int>(SlotState::kOrphan), 5) << kBump;
 }
 
-TEST(LayoutTest, ChannelIsPinnedToVersion1) {
-  ASSERT_EQ(kChannelLayoutVersion, 1u) << "new channel version: pin its layout in this test";
+TEST(LayoutTest, ChannelIsPinnedToVersion2) {
+  ASSERT_EQ(kChannelLayoutVersion, 2u) << "new channel version: pin its layout in this test";
   EXPECT_EQ(kChannelMagic, 0x314e414843485a41u) << kBump;
   EXPECT_EQ(sizeof(Envelope), 16u) << kBump;
   EXPECT_EQ(offsetof(Envelope, worker_id), 0u) << kBump;
@@ -88,6 +88,9 @@ TEST(LayoutTest, ChannelIsPinnedToVersion1) {
   EXPECT_EQ(offsetof(ChannelHeader, response_rings_offset), 56u) << kBump;
   EXPECT_EQ(offsetof(ChannelHeader, response_ring_stride), 64u) << kBump;
   EXPECT_EQ(offsetof(ChannelHeader, total_bytes), 72u) << kBump;
+  EXPECT_EQ(offsetof(ChannelHeader, servers_lost), 80u) << kBump;
+  EXPECT_EQ(offsetof(ChannelHeader, servers), 88u) << kBump;
+  EXPECT_EQ(kMaxWatchedServers, 8) << kBump;
   EXPECT_EQ(sizeof(WorkerSlot), 64u) << kBump;
   EXPECT_EQ(offsetof(WorkerSlot, owner), 0u) << kBump;
   EXPECT_EQ(offsetof(WorkerSlot, generation), 8u) << kBump;

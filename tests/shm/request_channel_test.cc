@@ -1,12 +1,15 @@
-// Request/response between real processes: answers reach the worker that asked, and answers for an
-// older generation (after a reset, or for a previous incarnation of a worker) are dropped.
+// Request/response between real processes: answers reach the worker that asked, answers for an
+// older generation (after a reset, or for a previous incarnation of a worker) are dropped, and a
+// worker learns at once when a server died or left.
 
 #include "shm/request_channel.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "tests/shm/test_processes.h"
@@ -252,6 +255,55 @@ TEST(RequestChannelTest, ARestartedServerTakesTheRequestsThatWereWaiting) {
   auto got = client->Receive(16, 1s, [](std::uint64_t, std::span<const std::byte>) {});
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, 5u);
+}
+
+// What lets self-play resubmit at once instead of after its eval timeout: a server killed with
+// SIGKILL, or one that leaves cleanly, is counted by the next ServersLost() of any worker, once.
+TEST(RequestChannelTest, WorkersLearnAtOnceThatAServerDiedOrLeft) {
+  TestScope scope("server-loss");
+  auto staying = RequestServer::Create(*scope, "eval", Spec());
+  ASSERT_TRUE(staying.ok()) << staying.status().ToString();
+  EXPECT_EQ(staying->watched_index(), 0);
+  auto client = RequestClient::Open(*scope, "eval", Worker(0));
+  ASSERT_TRUE(client.ok());
+  EXPECT_EQ(client->ServersLost(), 0u);
+
+  Shared<std::atomic<int>> attached;
+  Child evaluator = Child::Spawn([&] {
+    auto server = RequestServer::Open(*scope, "eval", kRequestBytes, kResponseBytes);
+    if (!server.ok() || server->watched_index() != 1) return 1;
+    attached->store(1);
+    for (;;) std::this_thread::sleep_for(1s);
+  });
+  ASSERT_TRUE(Eventually([&] { return attached->load() == 1; }));
+  EXPECT_EQ(client->ServersLost(), 0u) << "a live server is not lost";
+  evaluator.Kill(SIGKILL);
+  ASSERT_EQ(evaluator.ExitCode(), -SIGKILL);
+  EXPECT_EQ(client->ServersLost(), 1u);
+  EXPECT_EQ(client->ServersLost(), 1u) << "a death is counted once";
+
+  // A clean exit counts as well (requests it took are gone with it), and frees the entry.
+  {
+    auto leaving = RequestServer::Open(*scope, "eval", kRequestBytes, kResponseBytes);
+    ASSERT_TRUE(leaving.ok());
+    EXPECT_EQ(leaving->watched_index(), 1);
+    RequestServer moved = std::move(*leaving);  // a moved-from handle releases nothing
+    EXPECT_EQ(moved.watched_index(), 1);
+  }
+  EXPECT_EQ(client->ServersLost(), 2u);
+  // A server that finds a dead one's entry takes it over and counts the loss itself.
+  Child second = Child::Spawn([&]() -> int {
+    auto server = RequestServer::Open(*scope, "eval", kRequestBytes, kResponseBytes);
+    attached->store(server.ok() ? 2 : -1);
+    for (;;) std::this_thread::sleep_for(1s);
+  });
+  ASSERT_TRUE(Eventually([&] { return attached->load() == 2; }));
+  second.Kill(SIGKILL);
+  ASSERT_EQ(second.ExitCode(), -SIGKILL);
+  auto successor = RequestServer::Open(*scope, "eval", kRequestBytes, kResponseBytes);
+  ASSERT_TRUE(successor.ok());
+  EXPECT_EQ(successor->watched_index(), 1);
+  EXPECT_EQ(client->ServersLost(), 3u);
 }
 
 }  // namespace

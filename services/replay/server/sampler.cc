@@ -64,8 +64,11 @@ void Sampler::Stop() {
   for (Waiting& w : waiting) w.answer(Cancelled("the replay daemon is shutting down"));
 }
 
+// Beta is not part of the shape: which records are drawn does not depend on it, only their
+// importance weights do, and those are recomputed for the request's beta when it differs (the
+// learner's beta moves every step, so a prefetch keyed on it never served).
 bool Sampler::SameShape(const SampleArgs& a, const SampleArgs& b) {
-  return a.batch == b.batch && a.beta == b.beta && a.with_records == b.with_records;
+  return a.batch == b.batch && a.with_records == b.with_records;
 }
 
 void Sampler::SetPrefetch(bool prefetch, std::chrono::milliseconds max_age) {
@@ -196,6 +199,12 @@ std::optional<SampledBatch> Sampler::TakePrefetched(const SampleArgs& args) {
     ++stats_.prefetch_discards;
     return std::nullopt;
   }
+  if (batch->args.beta != args.beta) {
+    replay::SetImportanceWeights(
+        std::span(reinterpret_cast<replay::SampledSlot*>(batch->draws.data.get()), args.batch),
+        args.beta);
+  }
+  batch->args = args;
   return batch;
 }
 

@@ -7,8 +7,9 @@
 // reply, and tests answer into plain functions.
 //
 // A request the limiter allows, with nobody waiting before it, is answered on the submitting thread
-// at once: from the prefetched batch when it matches (same batch size, beta and records flag,
-// younger than prefetch_max_age), else by drawing it there. Other requests queue (FIFO) for the
+// at once: from the prefetched batch when it matches (same batch size and records flag, younger
+// than prefetch_max_age; its importance weights are recomputed for the request's beta), else by
+// drawing it there. Other requests queue (FIFO) for the
 // worker thread, which serves each as soon as the limiter allows, or answers DEADLINE_EXCEEDED with
 // the limiter's state when the request's own timeout passes. After each served batch the worker
 // draws the next one ahead (prefetch), so a learner that asks again with the same shape gets it

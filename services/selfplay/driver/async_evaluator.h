@@ -73,6 +73,12 @@ class AsyncEvaluator {
   // new generation (for logs). Never blocks.
   virtual std::uint32_t Reset() = 0;
 
+  // How many evaluators stopped serving (died, or left) since the transport was made; a change
+  // since requests were submitted means some may never be answered, so the engine submits them
+  // again at once instead of waiting for its eval timeout. 0 when the transport cannot tell.
+  // Called about every 100 ms while the engine waits without answers.
+  virtual std::uint64_t EvaluatorsLost() { return 0; }
+
   // The most requests that may be in flight at once before answers would be lost or the evaluator
   // blocked (the caller keeps at most this many unanswered); 0: no limit.
   virtual std::uint64_t max_in_flight() const = 0;

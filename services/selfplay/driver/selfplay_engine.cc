@@ -87,6 +87,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     // Game ids: worker id, a per-process salt (so a restarted worker's ids differ), a counter.
     std::random_device device;
     salt_ = device() & 0xFFFFu;
+    evaluators_lost_ = evaluator_->EvaluatorsLost();
     // Openings and playthrough draws: their own stream, reproducible from the seed.
     std::uint64_t opening_seed =
         options.search.seed ^ (std::uint64_t{options.worker_id} << 40) ^ 0x6F70656E696E6773ull;
@@ -517,23 +518,39 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
         return got.status().WithContext("receiving eval answers");
       }
       if (Stopped()) return Cancelled("self-play stopped");
-      if (Clock::now() - last_progress < options_.eval_timeout) continue;
-      // Nothing for eval_timeout: the evaluator died or lost our requests. A new generation makes
-      // any late answer to the old ones stale; then everything unanswered goes again.
-      ++counters_.eval_timeouts;
-      const std::uint32_t generation = evaluator_->Reset();
-      int resubmitted = 0;
-      for (Group& other : groups_) {
-        if (!other.in_flight) continue;
-        AZ_RETURN_IF_ERROR(SubmitGroup(other));
-        resubmitted += other.unanswered;
+      // An evaluator that died or left may have taken requests with it: submit again at once.
+      const std::uint64_t lost = evaluator_->EvaluatorsLost();
+      if (lost != evaluators_lost_) {
+        evaluators_lost_ = lost;
+        ++counters_.evaluator_losses;
+        AZ_RETURN_IF_ERROR(ResubmitEverything("an evaluator stopped serving"));
+        last_progress = Clock::now();
+        continue;
       }
-      AZ_LOG(kWarning) << "no eval answer for " << options_.eval_timeout.count() << " ms (is "
-                       << evaluator_->name() << " running?): resubmitted " << resubmitted
-                       << " requests as generation " << generation;
-      PublishCounters();
+      if (Clock::now() - last_progress < options_.eval_timeout) continue;
+      // Nothing for eval_timeout: the evaluator hangs or lost our requests.
+      ++counters_.eval_timeouts;
+      AZ_RETURN_IF_ERROR(ResubmitEverything(
+          "no eval answer for " + std::to_string(options_.eval_timeout.count()) + " ms (is " +
+          std::string(evaluator_->name()) + " running?)"));
       last_progress = Clock::now();
     }
+    return Status::Ok();
+  }
+
+  // A new generation makes any late answer to the old requests stale; then everything unanswered
+  // goes again.
+  Status ResubmitEverything(const std::string& why) {
+    const std::uint32_t generation = evaluator_->Reset();
+    int resubmitted = 0;
+    for (Group& other : groups_) {
+      if (!other.in_flight) continue;
+      AZ_RETURN_IF_ERROR(SubmitGroup(other));
+      resubmitted += other.unanswered;
+    }
+    AZ_LOG(kWarning) << why << ": resubmitted " << resubmitted << " requests as generation "
+                     << generation;
+    PublishCounters();
     return Status::Ok();
   }
 
@@ -556,6 +573,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   mcts::Rng rng_;                            // openings and playthrough draws
   std::vector<LeafRequest> requests_;        // SubmitGroup's scratch
   std::uint32_t salt_ = 0;
+  std::uint64_t evaluators_lost_ = 0;  // evaluator_->EvaluatorsLost() when last submitted
   std::uint64_t next_request_id_ = 1;
   std::atomic<bool> stop_{false};
   std::atomic<bool> paused_{false};

@@ -81,6 +81,7 @@ struct EngineCounters {
   std::uint64_t requests_submitted = 0;  // resubmissions included
   std::uint64_t rounds = 0;              // groups answered
   std::uint64_t eval_timeouts = 0;       // times no answer came for eval_timeout (then resubmitted)
+  std::uint64_t evaluator_losses = 0;    // times an evaluator stopped serving (then resubmitted)
   std::uint64_t eval_errors = 0;         // answers saying invalid or failed (the leaves cancelled)
   std::uint64_t protocol_errors = 0;     // malformed answers, or ids not in flight (dropped)
   std::uint64_t samples_pushed = 0;

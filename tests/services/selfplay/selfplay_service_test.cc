@@ -209,7 +209,7 @@ TEST(SelfPlayServiceTest, RecoversWhenTheEvaluatorIsKilledAndRestarted) {
   // Plays until stopped; the test takes the samples out of the ring as the daemon would.
   Service worker(
       run, "az-selfplay", "selfplay",
-      Args(run, "connect4", {"--games", "8", "--simulations", "24", "--eval-timeout", "1"}));
+      Args(run, "connect4", {"--games", "8", "--simulations", "24", "--eval-timeout", "60"}));
   shm::Ring ring = SampleRing<sample::ConnectFourSample>(run);
   std::vector<sample::ConnectFourSample> samples;
   int finished = 0;
@@ -223,17 +223,23 @@ TEST(SelfPlayServiceTest, RecoversWhenTheEvaluatorIsKilledAndRestarted) {
   ASSERT_TRUE(games_reach(2)) << worker.Log();
   EXPECT_EQ(ControlClient(run, "selfplay-0").Call("status")->body["phase"], "playing");
 
-  // SIGKILL: the requests it held are lost; the worker times out, resets and resubmits.
+  // SIGKILL: the requests it held are lost. The worker sees at once that the evaluator is gone
+  // (its identity in the channel's header is dead) and resubmits, long before its 60 s eval
+  // timeout.
+  const auto killed_at = std::chrono::steady_clock::now();
   evaluator->process().Kill();
   ASSERT_TRUE(
       WaitFor([&] { return worker.Log().find("resubmitted") != std::string::npos; }, seconds(30)))
       << worker.Log();
+  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, seconds(5));
+  EXPECT_NE(worker.Log().find("an evaluator stopped serving"), std::string::npos) << worker.Log();
   ASSERT_TRUE(games_reach(0));
   const int before_restart = finished;
   evaluator = std::make_unique<Service>(run, "az-evaluator", "evaluator2", evaluator_args);
   ASSERT_TRUE(games_reach(before_restart + 4)) << worker.Log();
   const nlohmann::json status = ControlClient(run, "selfplay-0").Call("status")->body;
-  EXPECT_GE(status["eval_timeouts"].get<int>(), 1);
+  EXPECT_GE(status["evaluator_losses"].get<int>(), 1);
+  EXPECT_EQ(status["eval_timeouts"].get<int>(), 0);
   ASSERT_EQ(worker.Terminate(), 0) << worker.Log();
   Drain(ring, samples);
   // Every game the worker finished, before and after the restart, is in the ring, whole.

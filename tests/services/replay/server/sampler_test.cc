@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -164,13 +165,30 @@ TEST_F(SamplerTest, DrawsTheNextBatchAheadAndServesAMatchingRequestFromIt) {
   EXPECT_LT(answers[1]->drawn_at, std::chrono::steady_clock::now());
   ExpectWellFormed(*answers[1], *store_);
   EXPECT_EQ(sampler.Stats().prefetch_hits, 1u);
-  // Another shape cannot use the batch drawn ahead: it is discarded and a fresh one drawn.
+  // A learner's beta moves every step: the batch drawn ahead still serves, with its importance
+  // weights recomputed for the new beta ((P_min / P(i))^beta over the batch).
   ASSERT_TRUE(WaitFor([&] { return sampler.Stats().prefetch_draws == 2; }));
-  sampler.Submit({.batch = 8, .beta = 0.4, .with_records = true, .timeout = 5s}, answers.Expect());
+  SampleArgs next_beta = args;
+  next_beta.beta = 0.9;
+  sampler.Submit(next_beta, answers.Expect());
   ASSERT_TRUE(answers.Wait(2));
   ASSERT_TRUE(answers[2].ok());
-  EXPECT_FALSE(answers[2]->prefetched);
-  EXPECT_EQ(answers[2]->args.batch, 8u);
+  EXPECT_TRUE(answers[2]->prefetched);
+  EXPECT_EQ(answers[2]->args.beta, 0.9);
+  EXPECT_EQ(sampler.Stats().prefetch_hits, 2u);
+  const std::vector<replay::SampledSlot> draws = answers[2]->Draws();
+  double min_probability = 1.0;
+  for (const replay::SampledSlot& d : draws) min_probability = std::min(min_probability, d.probability);
+  for (const replay::SampledSlot& d : draws) {
+    EXPECT_NEAR(d.weight, std::pow(min_probability / d.probability, 0.9), 1e-12);
+  }
+  // Another shape cannot use the batch drawn ahead: it is discarded and a fresh one drawn.
+  ASSERT_TRUE(WaitFor([&] { return sampler.Stats().prefetch_draws == 3; }));
+  sampler.Submit({.batch = 8, .beta = 0.4, .with_records = true, .timeout = 5s}, answers.Expect());
+  ASSERT_TRUE(answers.Wait(3));
+  ASSERT_TRUE(answers[3].ok());
+  EXPECT_FALSE(answers[3]->prefetched);
+  EXPECT_EQ(answers[3]->args.batch, 8u);
   EXPECT_GE(sampler.Stats().prefetch_discards, 1u);
 }
 

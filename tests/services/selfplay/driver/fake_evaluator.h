@@ -104,6 +104,8 @@ class FakeEvaluator final : public AsyncEvaluator {
     std::lock_guard lock(mutex_);
     return counts_;
   }
+  // What a transport reports when the evaluator serving it died: EvaluatorsLost() moves on.
+  void LoseEvaluator() { lost_.fetch_add(1); }
 
   // --- AsyncEvaluator. ---
 
@@ -175,6 +177,7 @@ class FakeEvaluator final : public AsyncEvaluator {
     if (mode_ == Mode::kSilentUntilReset) mode_ = Mode::kAnswer;
     return generation_;
   }
+  std::uint64_t EvaluatorsLost() override { return lost_.load(); }
   std::uint64_t max_in_flight() const override { return max_in_flight_; }
   std::string_view name() const override { return "the fake evaluator"; }
 
@@ -248,6 +251,7 @@ class FakeEvaluator final : public AsyncEvaluator {
   std::deque<Pending> held_;
   std::deque<Ready> answers_;
   Counts counts_;
+  std::atomic<std::uint64_t> lost_{0};
   std::thread thread_;
 };
 

@@ -292,6 +292,33 @@ TEST(SelfPlayEngineTest, NeverAnsweringEvaluatorTimesOutThenEverythingIsResubmit
   EXPECT_EQ(ExpectCompleteGames<C4>(samples), 6u);
 }
 
+// A dead evaluator is not waited out: the transport says it is gone, and everything in flight goes
+// again at once (issue: each evaluator death cost the whole 10 s eval timeout).
+TEST(SelfPlayEngineTest, AnEvaluatorThatDiesIsNoticedAtOnceAndEverythingIsResubmitted) {
+  EngineOptions o = SmallOptions();
+  o.eval_timeout = seconds(60);  // far beyond what this test waits
+  Rig rig = MakeRig(o);
+  rig.evaluator->SetMode(FakeEvaluator::Mode::kSilentUntilReset);
+  std::thread death([&rig] {
+    std::this_thread::sleep_for(milliseconds(200));
+    rig.evaluator->LoseEvaluator();
+  });
+  const Clock::time_point start = Clock::now();
+  ASSERT_TRUE(rig.engine->Step().ok());  // notices the loss, resubmits, gets answers
+  const Clock::duration waited = Clock::now() - start;
+  death.join();
+  EXPECT_LT(waited, seconds(5));
+  EXPECT_EQ(rig.engine->counters().evaluator_losses, 1u);
+  EXPECT_EQ(rig.engine->counters().eval_timeouts, 0u);
+  EXPECT_EQ(rig.evaluator->counts().resets, 1u);
+
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  EXPECT_EQ(c.games_finished, 6u);
+  EXPECT_EQ(c.evaluator_losses, 1u);
+  EXPECT_EQ(ExpectCompleteGames<C4>(rig.sink->Drain()), 6u);
+}
+
 TEST(SelfPlayEngineTest, StaleAnswersAfterAResetAreDroppedByTheTransport) {
   EngineOptions o = SmallOptions();
   o.eval_timeout = milliseconds(200);
