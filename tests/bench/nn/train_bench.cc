@@ -23,6 +23,31 @@
 namespace az::nn {
 namespace {
 
+// A batch of synthetic samples for `c`: 30 policy entries each, outcomes cycling W/D/L.
+struct SyntheticBatch {
+  std::vector<std::vector<PolicyEntry>> policies;
+  std::vector<TrainSample> samples;
+  EncodeFn encode;
+};
+
+SyntheticBatch MakeBatch(const NetConfig& c, int batch) {
+  SyntheticBatch b;
+  const int moves = std::min(30, c.policy_size);
+  b.policies.resize(batch);
+  b.samples.resize(batch);
+  for (int i = 0; i < batch; ++i) {
+    for (int k = 0; k < moves; ++k) {
+      b.policies[i].push_back({(k * 131 + i) % c.policy_size, static_cast<float>(k + 1)});
+    }
+    b.samples[i].policy = b.policies[i];
+    b.samples[i].wdl = WdlFromOutcome(static_cast<float>(i % 3 - 1));
+  }
+  b.encode = [floats = c.InputFloatsPerPosition()](int i, float* dst) {
+    for (std::int64_t k = 0; k < floats; ++k) dst[k] = ((k + i) % 7 == 0);
+  };
+  return b;
+}
+
 void BM_TrainStep(benchmark::State& state) {
   TrainerOptions options;
   options.net = state.range(0) == 0 ? NetConfig::ChessSmall() : NetConfig::ConnectFour();
@@ -32,21 +57,10 @@ void BM_TrainStep(benchmark::State& state) {
     state.SkipWithError(trainer.status().ToString().c_str());
     return;
   }
-  const NetConfig& c = options.net;
   const int batch = static_cast<int>(state.range(1));
-  const int moves = std::min(30, c.policy_size);
-  std::vector<std::vector<PolicyEntry>> policies(batch);
-  std::vector<TrainSample> samples(batch);
-  for (int i = 0; i < batch; ++i) {
-    for (int k = 0; k < moves; ++k) {
-      policies[i].push_back({(k * 131 + i) % c.policy_size, static_cast<float>(k + 1)});
-    }
-    samples[i].policy = policies[i];
-    samples[i].wdl = WdlFromOutcome(static_cast<float>(i % 3 - 1));
-  }
-  const EncodeFn encode = [&](int i, float* dst) {
-    for (std::int64_t k = 0; k < c.InputFloatsPerPosition(); ++k) dst[k] = ((k + i) % 7 == 0);
-  };
+  const SyntheticBatch synthetic = MakeBatch(options.net, batch);
+  const std::vector<TrainSample>& samples = synthetic.samples;
+  const EncodeFn& encode = synthetic.encode;
   (void)(*trainer)->TrainStep(samples, encode);  // warm-up
   for (auto _ : state) {
     Result<TrainStepResult> r = (*trainer)->TrainStep(samples, encode);
@@ -77,6 +91,13 @@ void BM_SaveCheckpoint(benchmark::State& state) {
   auto trainer = Trainer::Create(options);
   if (!trainer.ok()) {
     state.SkipWithError(trainer.status().ToString().c_str());
+    return;
+  }
+  // One step first, so that Adam's moments exist and are saved, as in a running learner.
+  const SyntheticBatch synthetic = MakeBatch(options.net, 8);
+  if (Result<TrainStepResult> step = (*trainer)->TrainStep(synthetic.samples, synthetic.encode);
+      !step.ok()) {
+    state.SkipWithError(step.status().ToString().c_str());
     return;
   }
   const std::string path = (std::filesystem::temp_directory_path() /
