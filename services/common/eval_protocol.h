@@ -237,6 +237,12 @@ Status ReadEvalResponseHeader(std::span<const std::byte> payload, int expected_m
   if (out.game != static_cast<std::uint8_t>(GameKindOf<G>::kValue)) {
     return InvalidArgument("eval response: game " + std::to_string(out.game));
   }
+  // Whatever the caller expects: more priors than a response holds is never a valid answer
+  // (found by tests/fuzz/eval_wire_fuzz.cc).
+  if (out.num_moves > kEvalMaxMoves<G> || expected_moves > kEvalMaxMoves<G>) {
+    return InvalidArgument("eval response: " + std::to_string(out.num_moves) + " priors, at most " +
+                           std::to_string(kEvalMaxMoves<G>) + " fit");
+  }
   if (out.status == static_cast<std::uint8_t>(EvalStatus::kOk) && out.num_moves != expected_moves) {
     return InvalidArgument("eval response: " + std::to_string(out.num_moves) + " priors for " +
                            std::to_string(expected_moves) + " moves");

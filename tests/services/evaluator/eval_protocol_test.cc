@@ -3,6 +3,7 @@
 
 #include "services/common/eval_protocol.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -128,6 +129,15 @@ TEST(EvalProtocolTest, ConnectFourRequestsRoundTrip) {
                                  std::array<float, 3>{0.2f, 0.3f, 0.5f}, answer);
   answer[7] = std::byte{static_cast<unsigned char>(games::Chess::kId)};
   EXPECT_FALSE(ReadEvalResponseHeader<ConnectFour>(answer, 3, header).ok());
+  // More priors than a response holds is refused even when the caller expects that many (the
+  // fuzzer's find: CopyPriors would have read past the record).
+  WriteEvalResponse<ConnectFour>(EvalStatus::kOk, 1, std::array<float, 3>{1, 0, 0},
+                                 std::array<float, 3>{0.2f, 0.3f, 0.5f}, answer);
+  const std::uint16_t too_many = 9;
+  std::memcpy(answer.data() + offsetof(EvalResponseHeader, num_moves), &too_many, 2);
+  const Status refused = ReadEvalResponseHeader<ConnectFour>(answer, 9, header);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr("at most 7 fit"));
 }
 
 TEST(EvalProtocolTest, MalformedRequestsAreRefusedWithTheirReason) {
