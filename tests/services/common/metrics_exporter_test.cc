@@ -23,6 +23,7 @@
 namespace az::service {
 namespace {
 
+using ipc::testing::ConnectLoopback;
 using ipc::testing::HttpGet;
 
 std::unique_ptr<MetricsExporter> StartExporter() {
@@ -31,27 +32,8 @@ std::unique_ptr<MetricsExporter> StartExporter() {
   return std::move(exporter).value();
 }
 
-// A connected TCP client on 127.0.0.1:port, or -1.
-int Connect(int port, int receive_buffer = 0) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (receive_buffer > 0) {
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
-  }
-  const timeval timeout{.tv_sec = 10, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 std::string SendAndRead(int port, const std::string& request) {
-  const int fd = Connect(port);
+  const int fd = ConnectLoopback(port);
   if (fd < 0) return "";
   ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
   std::string response;
@@ -94,7 +76,7 @@ TEST(MetricsExporterTest, AClientThatStopsReadingDoesNotHoldShutdown) {
   auto& family = prometheus::BuildCounter().Name("az_padding_total").Help("padding").Register(
       exporter->registry());
   for (int i = 0; i < 160000; ++i) family.Add({{"series", std::to_string(i)}}).Increment();
-  const int stalled = Connect(exporter->port(), /*receive_buffer=*/4096);
+  const int stalled = ConnectLoopback(exporter->port(), /*receive_buffer=*/4096);
   ASSERT_GE(stalled, 0);
   const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
   ASSERT_EQ(::send(stalled, request.data(), request.size(), MSG_NOSIGNAL),
