@@ -149,7 +149,8 @@ void WriteEvalRequest(const mcts::Leaf<G>& leaf, std::uint64_t game_id, std::spa
   std::memcpy(p, &header, sizeof header);
   std::memcpy(p + offsetof(EvalRequest<G>, record), leaf.record, sizeof(typename G::Record));
   std::byte* indices = p + offsetof(EvalRequest<G>, policy_indices);
-  std::memcpy(indices, leaf.policy_indices.data(), n * sizeof(std::uint16_t));
+  // memcpy from an empty span's null pointer is undefined even for 0 bytes (UBSan says so).
+  if (n > 0) std::memcpy(indices, leaf.policy_indices.data(), n * sizeof(std::uint16_t));
   std::memset(indices + n * sizeof(std::uint16_t), 0,
               (kEvalMaxMoves<G> - n) * sizeof(std::uint16_t));
 }
@@ -214,7 +215,7 @@ void WriteEvalResponse(EvalStatus status, std::uint64_t model_version, std::span
   std::byte* p = out.data();
   std::memcpy(p, &header, sizeof header);
   std::byte* dst = p + offsetof(EvalResponse<G>, priors);
-  std::memcpy(dst, priors.data(), priors.size() * sizeof(float));
+  if (!priors.empty()) std::memcpy(dst, priors.data(), priors.size() * sizeof(float));
   std::memset(dst + priors.size() * sizeof(float), 0,
               (kEvalMaxMoves<G> - priors.size()) * sizeof(float));
 }
@@ -257,6 +258,7 @@ void CopyPriors(std::span<const std::byte> payload, std::span<float> priors) {
   AZ_CHECK(payload.size() == sizeof(EvalResponse<G>) &&
                priors.size() <= static_cast<std::size_t>(kEvalMaxMoves<G>),
            "eval response payload of the wrong size");
+  if (priors.empty()) return;
   std::memcpy(priors.data(), payload.data() + offsetof(EvalResponse<G>, priors),
               priors.size() * sizeof(float));
 }

@@ -22,7 +22,8 @@ using namespace std::chrono_literals;
 
 struct FakeConfig : ServiceOptions {};
 
-// What the fake app saw; one per test process (gtest_discover_tests runs each test alone).
+// What the fake app saw; reset by each test (the tests also run in one process, in the sanitizer
+// stages of scripts/test).
 struct Probe {
   std::atomic<bool> signal_in_create{false};  // Create sends SIGTERM and waits a little
   std::atomic<bool> stop_requested{false};
@@ -67,6 +68,14 @@ class FakeApp {
   }
 };
 
+void ResetProbe() {
+  probe.signal_in_create.store(false);
+  probe.stop_requested.store(false);
+  probe.stopping.store(false);
+  probe.destroyed_while_stopping.store(false);
+  probe.stops.store(0);
+}
+
 int RunFake(std::vector<std::string> args) {
   const std::string run_dir =
       (std::filesystem::temp_directory_path() / ("az_service_main_" + std::to_string(::getpid())))
@@ -88,6 +97,7 @@ int RunFake(std::vector<std::string> args) {
 }
 
 TEST(ServiceMainTest, AStopInProgressEndsBeforeTheAppIsDestroyed) {
+  ResetProbe();
   EXPECT_EQ(RunFake({}), 0);
   EXPECT_EQ(probe.stops.load(), 1);
   EXPECT_FALSE(probe.destroyed_while_stopping.load())
@@ -95,6 +105,7 @@ TEST(ServiceMainTest, AStopInProgressEndsBeforeTheAppIsDestroyed) {
 }
 
 TEST(ServiceMainTest, ASignalDuringCreateStopsTheAppAsSoonAsItExists) {
+  ResetProbe();
   probe.signal_in_create.store(true);
   EXPECT_EQ(RunFake({}), 0);
   EXPECT_EQ(probe.stops.load(), 1);
@@ -102,6 +113,7 @@ TEST(ServiceMainTest, ASignalDuringCreateStopsTheAppAsSoonAsItExists) {
 }
 
 TEST(ServiceMainTest, BadFlagsExitTwo) {
+  ResetProbe();
   EXPECT_EQ(RunFake({"--log-level", "loud"}), kExitBadConfig);
   EXPECT_EQ(RunFake({"--no-such-flag"}), kExitBadConfig);
   EXPECT_EQ(probe.stops.load(), 0);
