@@ -243,6 +243,7 @@ Result<RequestServer> RequestServer::Attach(Segment segment, const RingOptions& 
     if (held != 0 && !dead) continue;
     if (Atomic(header->servers[i]).compare_exchange_strong(held, self)) {
       if (dead) Atomic(header->servers_lost).fetch_add(1, std::memory_order_acq_rel);
+      server.watch_.segment = server.segment_;
       server.watch_.header = header;
       server.watch_.index = i;
     }
@@ -251,11 +252,14 @@ Result<RequestServer> RequestServer::Attach(Segment segment, const RingOptions& 
 }
 
 RequestServer::Watch::Watch(Watch&& other) noexcept
-    : header(std::exchange(other.header, nullptr)), index(std::exchange(other.index, -1)) {}
+    : segment(std::move(other.segment)),
+      header(std::exchange(other.header, nullptr)),
+      index(std::exchange(other.index, -1)) {}
 
 RequestServer::Watch& RequestServer::Watch::operator=(Watch&& other) noexcept {
   if (this != &other) {
     Release();
+    segment = std::move(other.segment);
     header = std::exchange(other.header, nullptr);
     index = std::exchange(other.index, -1);
   }
@@ -273,6 +277,7 @@ void RequestServer::Watch::Release() {
   }
   header = nullptr;
   index = -1;
+  segment.reset();
 }
 
 bool RequestServer::Current(const Envelope& envelope) {

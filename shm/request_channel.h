@@ -128,8 +128,10 @@ class RequestServer {
                       RequestVisitor visit);
 
   // This server's entry in header->servers; cleared (and servers_lost bumped) when the last handle
-  // goes. Move-only, so a moved-from server releases nothing.
+  // goes. Move-only, so a moved-from server releases nothing; it holds the segment so that the
+  // header stays mapped until it is released, whatever order the server's members go in.
   struct Watch {
+    std::shared_ptr<const Segment> segment;
     ChannelHeader* header = nullptr;
     int index = -1;
     Watch() = default;
