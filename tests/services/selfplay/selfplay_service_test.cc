@@ -223,15 +223,13 @@ TEST(SelfPlayServiceTest, RecoversWhenTheEvaluatorIsKilledAndRestarted) {
   ASSERT_TRUE(games_reach(2)) << worker.Log();
   EXPECT_EQ(ControlClient(run, "selfplay-0").Call("status")->body["phase"], "playing");
 
-  // SIGKILL: the requests it held are lost. The worker sees at once that the evaluator is gone
-  // (its identity in the channel's header is dead) and resubmits, long before its 60 s eval
-  // timeout.
-  const auto killed_at = std::chrono::steady_clock::now();
+  // SIGKILL: the requests it held are lost. The worker sees that the evaluator is gone (its
+  // identity in the channel's header is dead) and resubmits, long before its 60 s eval timeout:
+  // the counters below say which path it took (no wall-clock bound: the box may be loaded).
   evaluator->process().Kill();
   ASSERT_TRUE(
       WaitFor([&] { return worker.Log().find("resubmitted") != std::string::npos; }, seconds(30)))
       << worker.Log();
-  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, seconds(5));
   EXPECT_NE(worker.Log().find("an evaluator stopped serving"), std::string::npos) << worker.Log();
   ASSERT_TRUE(games_reach(0));
   const int before_restart = finished;
