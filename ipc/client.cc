@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/base/log.h"
+#include "ipc/connection_watch.h"
 #include "ipc/endpoint.h"
 #include "ipc/zmq_context.h"
 
@@ -13,6 +14,8 @@ struct Client::State {
   ClientOptions options;
   std::shared_ptr<zmq::context_t> context;
   std::optional<zmq::socket_t> socket;
+  // Watches socket's connections and CURVE handshakes; reset before socket.
+  std::unique_ptr<ConnectionWatch> watch;
   std::uint64_t next_id = 1;
   int last_attempts = 0;
 
@@ -21,12 +24,26 @@ struct Client::State {
       zmq::socket_t s(*context, zmq::socket_type::dealer);
       // A closed socket must not keep unsent requests around: the retry resends them.
       s.set(zmq::sockopt::linger, 0);
-      s.connect(options.endpoint);
+      if (options.curve) ApplyCurveClient(s, *options.curve);
       socket = std::move(s);
+      Result<std::unique_ptr<ConnectionWatch>> made =
+          ConnectionWatch::Create(*context, *socket, options.curve.has_value());
+      if (!made.ok()) {
+        Close();
+        return made.status();
+      }
+      watch = std::move(made).value();
+      socket->connect(options.endpoint);
     } catch (const zmq::error_t& e) {
+      Close();
       return InvalidArgument("connecting to " + options.endpoint + ": " + e.what());
     }
     return Status::Ok();
+  }
+
+  void Close() {
+    watch.reset();
+    socket.reset();
   }
 };
 
@@ -36,6 +53,15 @@ Result<Client> Client::Create(ClientOptions options) {
     return InvalidArgument("client attempt_timeout must be positive");
   }
   if (options.max_attempts < 1) return InvalidArgument("client max_attempts must be at least 1");
+  if (IsTcpEndpoint(options.endpoint) && !options.curve) {
+    if (options.run_dir.empty()) {
+      return InvalidArgument("the tcp:// endpoint " + options.endpoint +
+                             " needs CURVE keys: a run directory (its keys/) or ClientOptions::curve");
+    }
+    Result<CurveClientKeys> keys = LoadClientKeys(options.run_dir);
+    if (!keys.ok()) return keys.status().WithContext("the CURVE keys for " + options.endpoint);
+    options.curve = std::move(keys).value();
+  }
   auto state = std::make_unique<State>();
   state->options = std::move(options);
   state->context = SharedContext();
@@ -92,6 +118,8 @@ Result<Reply> Client::Exchange(nlohmann::json request, std::vector<zmq::message_
     const bool last = attempt == attempts;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     bool sent = true;
+    bool dropped = false;  // the connection went down after the request was sent
+    s.watch->Drain();       // disconnections before this request are not its business
     try {
       zmq::socket_t& socket = *s.socket;
       // Sending never blocks for long: the DEALER queues on its (re)connecting pipe.
@@ -122,12 +150,22 @@ Result<Reply> Client::Exchange(nlohmann::json request, std::vector<zmq::message_
       const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (remaining.count() <= 0) break;
-      zmq::pollitem_t items[] = {{s.socket->handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::pollitem_t items[] = {{s.socket->handle(), 0, ZMQ_POLLIN, 0},
+                                 {s.watch->events().handle(), 0, ZMQ_POLLIN, 0}};
       try {
-        if (zmq::poll(items, 1, remaining) == 0) break;
+        if (zmq::poll(items, 2, remaining) == 0) break;
       } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) continue;
         return Unavailable("polling for the reply from " + s.options.endpoint + ": " + e.what());
+      }
+      if ((items[0].revents & ZMQ_POLLIN) == 0) {
+        // A dropped connection lost the request with it (the server died or is restarting):
+        // waiting out the deadline would only add to every recovery.
+        if ((items[1].revents & ZMQ_POLLIN) != 0 && s.watch->Drain() > 0) {
+          dropped = true;
+          break;
+        }
+        continue;
       }
       std::vector<zmq::message_t> parts;
       try {
@@ -165,11 +203,25 @@ Result<Reply> Client::Exchange(nlohmann::json request, std::vector<zmq::message_
       for (size_t i = 2; i < parts.size(); ++i) reply.frames.push_back(std::move(parts[i]));
       return reply;
     }
+    // A refused key will not be accepted on the next attempt: say so now.
+    s.watch->Drain();
+    if (Status keys = s.watch->Diagnose(s.options.endpoint); !keys.ok()) {
+      s.Close();
+      return keys;
+    }
+    if (dropped && last) {
+      s.Close();
+      return Unavailable("the connection to " + s.options.endpoint +
+                         " dropped while waiting for the reply to '" + cmd +
+                         "' (the server died or is restarting); it may or may not have been "
+                         "carried out");
+    }
     // No reply in time: the server may be gone or restarted. A fresh socket drops whatever the old
     // one had queued for a dead connection, and its late replies go nowhere.
-    s.socket.reset();
-    AZ_LOG(kDebug) << "no reply to '" << cmd << "' from " << s.options.endpoint << " (attempt "
-                   << attempt << " of " << attempts << ")";
+    s.Close();
+    AZ_LOG(kDebug) << (dropped ? "connection dropped waiting for '" : "no reply to '") << cmd
+                   << "' from " << s.options.endpoint << " (attempt " << attempt << " of "
+                   << attempts << ")";
   }
 
   std::string hint;

@@ -8,7 +8,10 @@
 // reaches the new server.
 //
 // Retries make delivery at-least-once: a request whose reply was lost may have been carried out.
-// Commands that must not run twice should be called with max_attempts = 1 or be idempotent.
+// Commands that must not run twice should be called with max_attempts = 1 or be idempotent. An
+// attempt ends early when the connection it was sent on drops (ipc/connection_watch.h): the
+// request went down with the server, so the next attempt goes at once instead of after the
+// deadline, and with no attempt left the call fails with UNAVAILABLE at once.
 //
 // Not thread-safe: one Client per thread.
 
@@ -16,19 +19,25 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 #include <zmq.hpp>
 
 #include "core/base/status.h"
+#include "ipc/curve.h"
 #include "ipc/message.h"
 
 namespace az::ipc {
 
 struct ClientOptions {
-  // Where the server listens (ipc/endpoint.h names the defaults).
+  // Where the server listens (ipc/endpoint.h names the defaults). A tcp:// endpoint always speaks
+  // CURVE (ipc/curve.h).
   std::string endpoint;
+  // The run directory whose keys/ a tcp:// endpoint's handshake uses (unless `curve` is set).
+  std::string run_dir;
+  std::optional<CurveClientKeys> curve;
   // How long one attempt waits for the reply.
   std::chrono::milliseconds attempt_timeout{2000};
   // Attempts per call, the first included; at least 1.
@@ -47,8 +56,9 @@ struct CallOptions {
 class Client {
  public:
   // Checks the options and opens the socket (connecting does not wait for the server).
-  // INVALID_ARGUMENT for an empty endpoint, a non-positive timeout or attempt count, or an endpoint
-  // ZeroMQ rejects.
+  // INVALID_ARGUMENT for an empty endpoint, a non-positive timeout or attempt count, an endpoint
+  // ZeroMQ rejects, or a tcp:// endpoint with neither keys nor a run directory; the errors of
+  // LoadClientKeys.
   static Result<Client> Create(ClientOptions options);
 
   Client(Client&&) noexcept;
@@ -57,8 +67,11 @@ class Client {
 
   // Sends {"cmd": cmd, ...args} with `frames` and returns the reply when it says {"ok": true}.
   // Blocks up to max_attempts x attempt_timeout. Errors: the server's own error (its code and
-  // message) for {"ok": false}; DEADLINE_EXCEEDED when no attempt got a reply; RESOURCE_EXHAUSTED
-  // for a request over max_request_bytes; INVALID_ARGUMENT when args is not an object;
+  // message) for {"ok": false}; DEADLINE_EXCEEDED when no attempt got a reply; UNAVAILABLE when
+  // the last attempt's connection dropped before its reply (it may have been carried out);
+  // PERMISSION_DENIED
+  // when a CURVE server refused this client's key or no handshake completed (ipc/curve.h);
+  // RESOURCE_EXHAUSTED for a request over max_request_bytes; INVALID_ARGUMENT when args is not an object;
   // DATA_LOSS for a reply that is not a protocol reply.
   Result<Reply> Call(std::string_view cmd, nlohmann::json args = nlohmann::json::object(),
                      std::vector<zmq::message_t> frames = {}, const CallOptions& call = {});

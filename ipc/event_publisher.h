@@ -28,6 +28,7 @@
 #include <zmq.hpp>
 
 #include "core/base/status.h"
+#include "ipc/curve.h"
 #include "ipc/event.h"
 #include "ipc/waker.h"
 
@@ -39,16 +40,20 @@ struct PublisherOptions {
   // Default endpoint ipc://<run_dir>/<service>.pub and the last-value file. May be empty only when
   // `endpoint` is set and `persist` is false.
   std::string run_dir;
-  // Binds here instead, e.g. "tcp://0.0.0.0:5556" for subscribers on other machines.
+  // Binds here instead, e.g. "tcp://0.0.0.0:5556" for subscribers on other machines. A tcp://
+  // endpoint always speaks CURVE (ipc/curve.h).
   std::string endpoint;
+  // The CURVE keys of a tcp:// endpoint; unset: the run directory's keys/ (made if missing).
+  std::optional<CurveServerKeys> curve;
   bool persist = true;
 };
 
 class EventPublisher {
  public:
   // Loads the last-value file (a corrupt one is logged and ignored), binds the endpoint and starts
-  // the sending thread. INVALID_ARGUMENT for bad options; ALREADY_EXISTS when a live process
-  // listens on the ipc endpoint; UNAVAILABLE when the bind fails.
+  // the sending thread. INVALID_ARGUMENT for bad options (a tcp:// endpoint with neither keys nor
+  // a run directory); ALREADY_EXISTS when a live process listens on the ipc endpoint; UNAVAILABLE
+  // when the bind fails; the errors of LoadServerKeys.
   static Result<std::unique_ptr<EventPublisher>> Create(PublisherOptions options);
 
   EventPublisher(const EventPublisher&) = delete;
@@ -81,6 +86,7 @@ class EventPublisher {
 
   PublisherOptions options_;
   std::shared_ptr<zmq::context_t> context_;
+  std::optional<ZapRegistration> zap_;  // outlives socket_ (ipc/server.h says why)
   zmq::socket_t socket_;  // used by the thread only
   Waker waker_;
   std::string endpoint_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/base/log.h"
+#include "ipc/connection_watch.h"
+#include "ipc/curve.h"
 #include "ipc/zmq_context.h"
 
 namespace az::ipc {
@@ -10,7 +12,11 @@ namespace az::ipc {
 struct EventSubscriber::State {
   SubscriberOptions options;
   std::shared_ptr<zmq::context_t> context;
-  zmq::socket_t socket;
+  // One socket for the ipc:// publishers and one, with CURVE, for the tcp:// ones: security is a
+  // socket option, so the two kinds cannot share a socket.
+  std::vector<zmq::socket_t> sockets;
+  // Watches the CURVE socket's handshakes (declared after sockets: destroyed first).
+  std::unique_ptr<ConnectionWatch> watch;
   // (publisher, topic) -> (incarnation, seq) of the last event delivered.
   std::map<std::pair<std::string, std::string>, std::pair<std::string, std::uint64_t>> seen;
 
@@ -30,29 +36,58 @@ struct EventSubscriber::State {
     seen[key] = {event.incarnation, event.seq};
     return true;
   }
+
+  zmq::socket_t MakeSocket() {
+    zmq::socket_t socket(*context, zmq::socket_type::sub);
+    socket.set(zmq::sockopt::linger, 0);
+    if (options.topics.empty()) {
+      socket.set(zmq::sockopt::subscribe, "");
+    } else {
+      // Prefix filters in ZeroMQ; Next keeps exact matches only.
+      for (const std::string& topic : options.topics) socket.set(zmq::sockopt::subscribe, topic);
+    }
+    return socket;
+  }
 };
 
 Result<EventSubscriber> EventSubscriber::Create(SubscriberOptions options) {
   if (options.endpoints.empty()) return InvalidArgument("an event subscriber needs an endpoint");
   for (const std::string& topic : options.topics) AZ_RETURN_IF_ERROR(ValidateTopic(topic));
+  std::vector<std::string> plain;
+  std::vector<std::string> tcp;
+  for (const std::string& endpoint : options.endpoints) {
+    (IsTcpEndpoint(endpoint) ? tcp : plain).push_back(endpoint);
+  }
+  if (!tcp.empty() && !options.curve) {
+    if (options.run_dir.empty()) {
+      return InvalidArgument("the tcp:// events endpoint " + tcp.front() +
+                             " needs CURVE keys: a run directory (its keys/) or "
+                             "SubscriberOptions::curve");
+    }
+    Result<CurveClientKeys> keys = LoadClientKeys(options.run_dir);
+    if (!keys.ok()) return keys.status().WithContext("the CURVE keys for " + tcp.front());
+    options.curve = std::move(keys).value();
+  }
   auto state = std::make_unique<State>();
   state->context = SharedContext();
+  state->options = std::move(options);
   try {
-    state->socket = zmq::socket_t(*state->context, zmq::socket_type::sub);
-    state->socket.set(zmq::sockopt::linger, 0);
-    if (options.topics.empty()) {
-      state->socket.set(zmq::sockopt::subscribe, "");
-    } else {
-      // Prefix filters in ZeroMQ; Next keeps exact matches only.
-      for (const std::string& topic : options.topics) {
-        state->socket.set(zmq::sockopt::subscribe, topic);
-      }
+    if (!plain.empty()) {
+      zmq::socket_t socket = state->MakeSocket();
+      for (const std::string& endpoint : plain) socket.connect(endpoint);
+      state->sockets.push_back(std::move(socket));
     }
-    for (const std::string& endpoint : options.endpoints) state->socket.connect(endpoint);
+    if (!tcp.empty()) {
+      zmq::socket_t socket = state->MakeSocket();
+      ApplyCurveClient(socket, *state->options.curve);
+      state->sockets.push_back(std::move(socket));
+      AZ_ASSIGN_OR_RETURN(state->watch,
+                          ConnectionWatch::Create(*state->context, state->sockets.back(), true));
+      for (const std::string& endpoint : tcp) state->sockets.back().connect(endpoint);
+    }
   } catch (const zmq::error_t& e) {
     return InvalidArgument(std::string("setting up the event subscriber: ") + e.what());
   }
-  state->options = std::move(options);
   return EventSubscriber(std::move(state));
 }
 
@@ -69,13 +104,26 @@ Result<Event> EventSubscriber::Next(std::chrono::milliseconds timeout) {
         deadline - std::chrono::steady_clock::now());
     std::vector<zmq::message_t> parts;
     try {
-      zmq::pollitem_t items[] = {{s.socket.handle(), 0, ZMQ_POLLIN, 0}};
-      if (zmq::poll(items, 1, std::max(remaining, std::chrono::milliseconds(0))) == 0) {
+      zmq::pollitem_t items[2] = {};
+      for (size_t i = 0; i < s.sockets.size(); ++i) {
+        items[i] = {s.sockets[i].handle(), 0, ZMQ_POLLIN, 0};
+      }
+      if (zmq::poll(items, s.sockets.size(), std::max(remaining, std::chrono::milliseconds(0))) ==
+          0) {
+        if (s.watch) {
+          std::string endpoints;
+          for (const std::string& e : s.options.endpoints) {
+            if (IsTcpEndpoint(e)) endpoints += (endpoints.empty() ? "" : ", ") + e;
+          }
+          s.watch->Drain();
+          AZ_RETURN_IF_ERROR(s.watch->Diagnose(endpoints));
+        }
         return DeadlineExceeded("no event within " + std::to_string(timeout.count()) + " ms");
       }
+      zmq::socket_t& socket = s.sockets[(items[0].revents & ZMQ_POLLIN) != 0 ? 0 : 1];
       while (true) {
         zmq::message_t part;
-        if (!s.socket.recv(part, zmq::recv_flags::dontwait)) break;
+        if (!socket.recv(part, zmq::recv_flags::dontwait)) break;
         const bool more = part.more();
         parts.push_back(std::move(part));
         if (!more) break;

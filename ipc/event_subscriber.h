@@ -12,12 +12,14 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 #include <zmq.hpp>
 
 #include "core/base/status.h"
+#include "ipc/curve.h"
 #include "ipc/event.h"
 
 namespace az::ipc {
@@ -27,11 +29,16 @@ struct SubscriberOptions {
   std::vector<std::string> endpoints;
   // Exact topic names to receive; empty for every topic.
   std::vector<std::string> topics;
+  // For tcp:// endpoints, which always speak CURVE (ipc/curve.h): the run directory whose keys/
+  // the handshake uses, unless `curve` is set.
+  std::string run_dir;
+  std::optional<CurveClientKeys> curve;
 };
 
 class EventSubscriber {
  public:
-  // INVALID_ARGUMENT for no endpoints, a bad topic or an endpoint ZeroMQ rejects.
+  // INVALID_ARGUMENT for no endpoints, a bad topic, an endpoint ZeroMQ rejects, or a tcp://
+  // endpoint with neither keys nor a run directory; the errors of LoadClientKeys.
   static Result<EventSubscriber> Create(SubscriberOptions options);
 
   EventSubscriber(EventSubscriber&&) noexcept;
@@ -39,7 +46,9 @@ class EventSubscriber {
   ~EventSubscriber();
 
   // The next event not delivered before, waiting up to `timeout`. DEADLINE_EXCEEDED when none came
-  // in time (malformed messages are logged and skipped); UNAVAILABLE if the socket failed.
+  // in time (malformed messages are logged and skipped); PERMISSION_DENIED instead when a tcp://
+  // publisher refused this subscriber's key or no CURVE handshake completed; UNAVAILABLE if the
+  // socket failed.
   Result<Event> Next(std::chrono::milliseconds timeout);
 
  private:

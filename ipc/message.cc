@@ -17,7 +17,8 @@ std::optional<StatusCode> StatusCodeFromName(std::string_view name) {
                                         StatusCode::kResourceExhausted,
                                         StatusCode::kCancelled,
                                         StatusCode::kInternal,
-                                        StatusCode::kAborted};
+                                        StatusCode::kAborted,
+                                        StatusCode::kPermissionDenied};
   for (StatusCode code : kCodes) {
     if (StatusCodeName(code) == name) return code;
   }

@@ -139,6 +139,25 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
     return fail(AlreadyExists("another process is listening on " + endpoint));
   }
 
+  // A tcp:// endpoint can be reached beyond the run directory's file permissions: CURVE, always.
+  std::optional<CurveServerKeys> curve = options.curve;
+  std::optional<ZapRegistration> zap;
+  if (IsTcpEndpoint(endpoint)) {
+    if (!curve) {
+      if (options.run_dir.empty()) {
+        return fail(InvalidArgument("the tcp:// endpoint of '" + options.service +
+                                    "' needs CURVE keys: a run directory or ServerOptions::curve"));
+      }
+      Result<CurveServerKeys> loaded = LoadServerKeys(options.run_dir);
+      if (!loaded.ok()) return fail(loaded.status().WithContext("the CURVE keys of " + endpoint));
+      curve = std::move(loaded).value();
+    }
+    Result<ZapRegistration> registered = ZapRegistration::Create(
+        curve->authorized_clients, "control server '" + options.service + "' on " + endpoint);
+    if (!registered.ok()) return fail(registered.status());
+    zap = std::move(registered).value();
+  }
+
   Result<Waker> waker = Waker::Create();
   if (!waker.ok()) return fail(waker.status());
   std::shared_ptr<zmq::context_t> context = SharedContext();
@@ -146,6 +165,7 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   zmq::socket_t socket;
   try {
     socket = zmq::socket_t(*context, zmq::socket_type::router);
+    if (curve) ApplyCurveServer(socket, *curve, zap->domain());
     const size_t hard_limit =
         options.max_request_bytes + std::max(options.max_request_bytes, size_t{1} << 20);
     socket.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(hard_limit));
@@ -160,6 +180,7 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   std::unique_ptr<Server> server(new Server(std::move(options), std::move(context),
                                             std::move(socket), std::move(waker).value(),
                                             std::move(bound), lock_fd));
+  server->zap_ = std::move(zap);
   if (!server->options_.run_dir.empty()) {
     ServiceInfo info;
     info.service = server->options_.service;
@@ -175,7 +196,10 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
                            .WithContext("writing the discovery record"));
   }
   AZ_LOG(kInfo) << "control server '" << server->options_.service << "' listening on "
-                << server->endpoint_;
+                << server->endpoint_
+                << (curve ? " (CURVE, " + std::to_string(curve->authorized_clients.size()) +
+                                " authorized client key(s))"
+                          : std::string());
   return server;
 }
 
@@ -531,6 +555,7 @@ nlohmann::json Server::StatusJson() {
   // The server's own fields win over the service's, so scripts can rely on them.
   out["service"] = options_.service;
   out["pid"] = static_cast<std::int64_t>(::getpid());
+  if (zap_) out["curve_refused"] = zap_->refused();
   out["host"] = HostName();
   out["protocol"] = kProtocolVersion;
   out["state"] = shutdown_requested() ? "stopping" : (paused() ? "paused" : "running");

@@ -33,12 +33,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <zmq.hpp>
 
 #include "core/base/status.h"
+#include "ipc/curve.h"
 #include "ipc/message.h"
 #include "ipc/waker.h"
 
@@ -98,8 +100,10 @@ struct ServerOptions {
   // missing. May be empty only when `endpoint` is set (no discovery record then).
   std::string run_dir;
   // Binds here instead of the default, e.g. "tcp://0.0.0.0:5555" or "tcp://127.0.0.1:*" (any free
-  // port; endpoint() then says which).
+  // port; endpoint() then says which). A tcp:// endpoint always speaks CURVE (ipc/curve.h).
   std::string endpoint;
+  // The CURVE keys of a tcp:// endpoint; unset: the run directory's keys/ (made if missing).
+  std::optional<CurveServerKeys> curve;
   // Recorded in the discovery record so that azctl and subscribers can find them.
   std::string events_endpoint;
   int metrics_port = 0;
@@ -127,8 +131,9 @@ class Server {
  public:
   // Binds the endpoint and writes the discovery record. ALREADY_EXISTS when another live process
   // serves this service in the run directory (held lock) or listens on the ipc endpoint;
-  // INVALID_ARGUMENT for a bad name or endpoint; UNAVAILABLE when the bind fails (address in use,
-  // path too long, permissions); errors of the run directory and the record file.
+  // INVALID_ARGUMENT for a bad name or endpoint, or a tcp:// endpoint with neither keys nor a run
+  // directory; UNAVAILABLE when the bind fails (address in use, path too long, permissions); errors
+  // of the run directory, the record file and the keys (LoadServerKeys).
   static Result<std::unique_ptr<Server>> Create(ServerOptions options);
 
   Server(const Server&) = delete;
@@ -197,6 +202,9 @@ class Server {
 
   ServerOptions options_;
   std::shared_ptr<zmq::context_t> context_;
+  // Declared before socket_ so that it outlives it: a CURVE socket without its ZAP domain would let
+  // any client in.
+  std::optional<ZapRegistration> zap_;
   zmq::socket_t socket_;
   Waker waker_;
   std::shared_ptr<internal::Outbox> outbox_;

@@ -27,6 +27,7 @@ enum class StatusCode : std::uint8_t {
   kCancelled,          // stopped because the caller asked (shutdown)
   kInternal,           // an invariant broke in a way the caller cannot fix
   kAborted,            // another live process holds it (a file lock); retrying once it is gone may help
+  kPermissionDenied,   // the peer refused our credentials, or we refused its (CURVE keys)
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -64,6 +65,9 @@ inline Status DeadlineExceeded(std::string m) {
 }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
 inline Status ResourceExhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
 }

@@ -25,7 +25,8 @@ int ExitCodeFor(const Status& status) {
   switch (status.code()) {
     case StatusCode::kDeadlineExceeded:
     case StatusCode::kUnavailable:
-    case StatusCode::kDataLoss: return kExitUnreachable;
+    case StatusCode::kDataLoss:
+    case StatusCode::kPermissionDenied: return kExitUnreachable;
     default: return kExitUsage;
   }
 }
@@ -98,7 +99,10 @@ std::optional<ipc::Reply> Context::Exchange(nlohmann::json request,
   const auto timeout = std::chrono::milliseconds(
       std::max<long long>(1, std::llround(options.timeout_seconds * 1000)));
   Result<ipc::Client> client = ipc::Client::Create(
-      {.endpoint = *endpoint, .attempt_timeout = timeout, .max_attempts = options.attempts});
+      {.endpoint = *endpoint,
+       .run_dir = options.run_dir,
+       .attempt_timeout = timeout,
+       .max_attempts = options.attempts});
   if (!client.ok()) {
     *exit_code = Fail(client.status(), kExitUsage);
     return std::nullopt;

@@ -44,6 +44,7 @@ Probe ProbeService(const ipc::ServiceInfo& info, const GlobalOptions& options) {
     return probe;
   }
   Result<ipc::Client> client = ipc::Client::Create({.endpoint = info.control_endpoint,
+                                                    .run_dir = options.run_dir,
                                                     .attempt_timeout = Timeout(options),
                                                     .max_attempts = options.attempts});
   Result<ipc::Reply> reply = client.ok() ? client->Call("status") : client.status();
@@ -176,7 +177,8 @@ int RunEvents(Context& context, const EventsOptions& events) {
     }
   }
   Result<ipc::EventSubscriber> subscriber =
-      ipc::EventSubscriber::Create({.endpoints = endpoints, .topics = events.topics});
+      ipc::EventSubscriber::Create(
+          {.endpoints = endpoints, .topics = events.topics, .run_dir = options.run_dir});
   if (!subscriber.ok()) return context.Fail(subscriber.status(), kExitUsage);
 
   const auto first_wait =

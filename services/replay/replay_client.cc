@@ -28,6 +28,7 @@ Result<ReplayClient> ReplayClient::Create(const ReplayClientOptions& options) {
   }
   AZ_ASSIGN_OR_RETURN(ipc::Client client,
                       ipc::Client::Create({.endpoint = endpoint,
+                                           .run_dir = options.run_dir,
                                            .attempt_timeout = options.attempt_timeout,
                                            .max_attempts = options.max_attempts}));
   return ReplayClient(std::move(client), options);

@@ -79,6 +79,49 @@ TEST(IpcRestartTest, ClientGetsItsAnswerFromAServerRestartedAfterSigkill) {
   EXPECT_EQ(again->body["args"]["x"], 1);
 }
 
+// A request whose connection drops (the server was killed) is lost with it: the client must not
+// wait out its 60 s attempt. With one attempt it fails at once with UNAVAILABLE; with more, the next
+// attempt reaches the restarted server.
+TEST(IpcRestartTest, ACallWhoseServerIsKilledEndsAtOnceInsteadOfWaitingOutItsDeadline) {
+  TempDir dir;
+  auto first = StartEchoServer(dir.path(), {"--hang"});
+  ASSERT_EQ(WaitUntilServing(dir.path()), first->pid());
+  const std::string marker = dir.path() + "/echo.hanging";
+
+  Result<Client> once = Client::Create({.endpoint = *ControlEndpoint(dir.path(), "echo"),
+                                        .attempt_timeout = std::chrono::seconds(60),
+                                        .max_attempts = 1});
+  ASSERT_TRUE(once.ok());
+  Result<Reply> reply = Internal("no reply yet");
+  std::thread waiting([&] { reply = once->Call("hang"); });
+  ASSERT_TRUE(testing::WaitFor([&] { return std::filesystem::exists(marker); }));
+  const auto killed = std::chrono::steady_clock::now();
+  first->Kill();
+  waiting.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(30));
+  EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable) << reply.status().ToString();
+  EXPECT_THAT(reply.status().message(), HasSubstr("dropped"));
+  std::filesystem::remove(marker);
+
+  auto second = StartEchoServer(dir.path(), {"--hang"});
+  ASSERT_EQ(WaitUntilServing(dir.path()), second->pid());
+  Result<Client> retrying = Client::Create({.endpoint = *ControlEndpoint(dir.path(), "echo"),
+                                            .attempt_timeout = std::chrono::seconds(60),
+                                            .max_attempts = 2});
+  ASSERT_TRUE(retrying.ok());
+  std::thread again([&] { reply = retrying->Call("hang"); });
+  ASSERT_TRUE(testing::WaitFor([&] { return std::filesystem::exists(marker); }));
+  second->Kill();
+  std::filesystem::remove(marker);
+  auto third = StartEchoServer(dir.path());  // answers "hang" at once
+  const auto restarted = std::chrono::steady_clock::now();
+  again.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - restarted, std::chrono::seconds(30));
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->body["pid"], third->pid());
+  EXPECT_EQ(retrying->last_attempts(), 2);
+}
+
 TEST(IpcRestartTest, ClientStartedBeforeItsServerGetsAnAnswer) {
   TempDir dir;
   Result<Client> client = Client::Create({.endpoint = *ControlEndpoint(dir.path(), "echo"),

@@ -524,13 +524,14 @@ TEST(IpcServerCreateTest, BadOptionsAreRefusedWithAReason) {
 }
 
 TEST(IpcServerCreateTest, TcpWildcardPortIsResolved) {
+  TempDir dir;  // the CURVE keys of the tcp:// endpoint (ipc/curve.h)
   Result<std::unique_ptr<Server>> made =
-      Server::Create({.service = "tcp", .endpoint = "tcp://127.0.0.1:*"});
+      Server::Create({.service = "tcp", .run_dir = dir.path(), .endpoint = "tcp://127.0.0.1:*"});
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   ASSERT_TRUE((*made)->Start().ok());
   EXPECT_THAT((*made)->endpoint(), ::testing::StartsWith("tcp://127.0.0.1:"));
   EXPECT_THAT((*made)->endpoint(), ::testing::Not(HasSubstr("*")));
-  Result<Client> client = Client::Create({.endpoint = (*made)->endpoint()});
+  Result<Client> client = Client::Create({.endpoint = (*made)->endpoint(), .run_dir = dir.path()});
   ASSERT_TRUE(client.ok());
   Result<Reply> reply = client->Call("status");
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();

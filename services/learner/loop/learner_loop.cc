@@ -216,8 +216,13 @@ StepOutcome LearnerLoop::Waiting(const Status& why) {
   }
   ++counters_.waits;
   // Errors that come back at once (a batch that can never be served, a source shutting down,
-  // another game's records) would spin: pause a little, in slices, so that a stop is noticed.
-  if (why.code() != StatusCode::kDeadlineExceeded) PauseAfterError();
+  // another game's records) would spin: pause a little, in slices, so that a stop is noticed. Not
+  // after a wait that ran out, nor after a connection that dropped under the request (the source
+  // died or is restarting: the next request waits on its own until the source is back, and a
+  // pause would only add to the recovery).
+  if (why.code() != StatusCode::kDeadlineExceeded && why.code() != StatusCode::kUnavailable) {
+    PauseAfterError();
+  }
   StepOutcome out;
   out.kind = StepOutcome::Kind::kWaiting;
   out.waiting_for = why;

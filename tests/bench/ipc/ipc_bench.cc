@@ -41,12 +41,9 @@ const std::vector<char>& Payload() {
 
 std::unique_ptr<Server> StartServer(const std::string& run_dir, bool tcp) {
   SetLogLevel(LogLevel::kWarning);
-  ServerOptions options{.service = "bench"};
-  if (tcp) {
-    options.endpoint = "tcp://127.0.0.1:*";
-  } else {
-    options.run_dir = run_dir;
-  }
+  // tcp:// speaks CURVE with the run directory's keys (ipc/curve.h): its rows include that cost.
+  ServerOptions options{.service = "bench", .run_dir = run_dir};
+  if (tcp) options.endpoint = "tcp://127.0.0.1:*";
   options.max_request_bytes = size_t{256} << 20;
   Result<std::unique_ptr<Server>> server = Server::Create(std::move(options));
   AZ_CHECK(server.ok(), server.status().ToString());
@@ -64,10 +61,12 @@ std::unique_ptr<Server> StartServer(const std::string& run_dir, bool tcp) {
   return std::move(server).value();
 }
 
-Client MakeClient(const Server& server) {
+Client MakeClient(const Server& server, const std::string& run_dir) {
   // One attempt: no copy of request frames kept for a retry, as a hot-path caller would choose.
-  Result<Client> client = Client::Create(
-      {.endpoint = server.endpoint(), .max_attempts = 1, .max_request_bytes = size_t{256} << 20});
+  Result<Client> client = Client::Create({.endpoint = server.endpoint(),
+                                          .run_dir = run_dir,
+                                          .max_attempts = 1,
+                                          .max_request_bytes = size_t{256} << 20});
   AZ_CHECK(client.ok());
   return std::move(client).value();
 }
@@ -75,7 +74,7 @@ Client MakeClient(const Server& server) {
 void BM_RoundTripSmallJson(benchmark::State& state) {
   RunDir dir;
   auto server = StartServer(dir.path(), state.range(0) == 1);
-  Client client = MakeClient(*server);
+  Client client = MakeClient(*server, dir.path());
   for (auto _ : state) {
     Result<Reply> reply = client.Call("noop", {{"batch", 256}});
     if (!reply.ok()) state.SkipWithError(reply.status().ToString().c_str());
@@ -133,7 +132,7 @@ BENCHMARK(BM_RoundTripBareZmq)->UseRealTime();
 void BM_ReplyFrame(benchmark::State& state) {
   RunDir dir;
   auto server = StartServer(dir.path(), state.range(1) == 1);
-  Client client = MakeClient(*server);
+  Client client = MakeClient(*server, dir.path());
   const auto bytes = static_cast<size_t>(state.range(0));
   for (auto _ : state) {
     Result<Reply> reply = client.Call("get", {{"bytes", bytes}});
@@ -152,7 +151,7 @@ BENCHMARK(BM_ReplyFrame)
 void BM_RequestFrame(benchmark::State& state) {
   RunDir dir;
   auto server = StartServer(dir.path(), false);
-  Client client = MakeClient(*server);
+  Client client = MakeClient(*server, dir.path());
   const auto bytes = static_cast<size_t>(state.range(0));
   for (auto _ : state) {
     std::vector<zmq::message_t> frames;

@@ -338,9 +338,15 @@ TEST(LearnerLoopTest, ASourceThatCannotServeIsWaitedForAndTriedAgain) {
   Clock::time_point start = Clock::now();
   EXPECT_EQ(rig.MustStep().kind, Kind::kWaiting);
   EXPECT_GE(Clock::now() - start, milliseconds(200));
-  // ... that a shutdown cuts short.
+  // ... but not a connection that dropped under the request (the source is restarting; the next
+  // request waits for it by itself) ...
+  rig.source.FailNextSamples({Unavailable("the connection dropped")});
+  start = Clock::now();
+  EXPECT_EQ(rig.MustStep().kind, Kind::kWaiting);
+  EXPECT_LT(Clock::now() - start, milliseconds(150));
+  // ... and one that a shutdown cuts short.
   rig.interrupted = true;
-  rig.source.FailNextSamples({Unavailable("shutting down")});
+  rig.source.FailNextSamples({FailedPrecondition("shutting down")});
   start = Clock::now();
   EXPECT_EQ(rig.MustStep().kind, Kind::kWaiting);
   EXPECT_LT(Clock::now() - start, milliseconds(150));
