@@ -2,7 +2,7 @@
 // --publish, an event publisher) exactly as a service does, so tests can start, SIGKILL and restart
 // it as a separate process.
 //
-//   az_ipc_echo_server --run-dir DIR [--service NAME] [--hang] [--publish]
+//   az_ipc_echo_server --run-dir DIR [--service NAME] [--endpoint E] [--hang] [--publish]
 //
 // Commands: echo (returns its arguments and frames), pid, hang (with --hang: marks
 // <run-dir>/<service>.hanging and never answers; without: answers like pid), fail (answers
@@ -33,6 +33,8 @@ int Run(int argc, char** argv) {
   CLI::App app("control-protocol test service");
   app.add_option("--run-dir", run_dir)->required();
   app.add_option("--service", service);
+  std::string endpoint;  // e.g. tcp://127.0.0.1:* (CURVE with the run directory's keys)
+  app.add_option("--endpoint", endpoint);
   app.add_flag("--hang", hang);
   app.add_flag("--publish", publish);
   CLI11_PARSE(app, argc, argv);
@@ -58,6 +60,7 @@ int Run(int argc, char** argv) {
   Result<std::unique_ptr<Server>> made =
       Server::Create({.service = service,
                       .run_dir = run_dir,
+                      .endpoint = endpoint,
                       .events_endpoint = publisher ? publisher->endpoint() : "",
                       .status = [] {
                         return nlohmann::json{{"echo_version", 1}};

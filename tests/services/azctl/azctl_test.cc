@@ -12,6 +12,7 @@
 #include "ipc/client.h"
 #include "ipc/discovery.h"
 #include "ipc/endpoint.h"
+#include "ipc/file_util.h"
 #include "tests/ipc/test_util.h"
 
 namespace az::azctl {
@@ -244,6 +245,51 @@ TEST_F(AzctlTest, UnreachableServicesExitThree) {
   EXPECT_EQ(killed.code, 3);
   EXPECT_THAT(killed.err, HasSubstr("DEADLINE_EXCEEDED"));
   EXPECT_THAT(killed.err, HasSubstr("is gone"));
+}
+
+// A service on tcp:// speaks CURVE with its run directory's keys: azctl with that run directory is
+// answered, azctl with another run's keys is refused with PERMISSION_DENIED and exit code 3, and the
+// service counts the refusal.
+TEST_F(AzctlTest, ATcpServiceAnswersItsRunsKeysAndRefusesAnotherRunsWithExitThree) {
+  ChildProcess echo({BinaryPath("az_ipc_echo_server"), "--run-dir", dir_.path(), "--endpoint",
+                     "tcp://127.0.0.1:*"},
+                    "", dir_.path() + "/echo.log");
+  std::string endpoint;
+  ASSERT_TRUE(ipc::testing::WaitFor([&] {
+    Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(dir_.path(), "echo");
+    if (!info.ok() || info->pid != echo.pid()) return false;
+    endpoint = info->control_endpoint;
+    return true;
+  }));
+  ASSERT_THAT(endpoint, ::testing::StartsWith("tcp://127.0.0.1:"));
+
+  Output own = Azctl({"--json", "echo", "status"});  // the endpoint from the discovery record
+  ASSERT_EQ(own.code, 0) << own.err;
+  EXPECT_EQ(nlohmann::json::parse(own.out)["curve_refused"], 0);
+
+  // Another run's keys: another server key, so the handshake never completes.
+  TempDir other;
+  const std::vector<std::string> from_other = {"--run-dir", other.path(), "--endpoint", endpoint,
+                                               "echo",      "status",     "--timeout",  "2",
+                                               "--attempts", "2"};
+  Output wrong_server = Azctl(from_other, /*with_run_dir=*/false);
+  EXPECT_EQ(wrong_server.code, 3);
+  EXPECT_THAT(wrong_server.err, HasSubstr("PERMISSION_DENIED"));
+  EXPECT_THAT(wrong_server.err, HasSubstr("no CURVE handshake completed"));
+
+  // With this run's server key but its own client key: refused by the server, and told so.
+  Result<std::string> server_key = ipc::ReadSmallFile(dir_.path() + "/keys/server.public");
+  ASSERT_TRUE(server_key.ok());
+  ASSERT_TRUE(ipc::WriteFileAtomically(other.path() + "/keys/server.public", *server_key).ok());
+  Output refused = Azctl(from_other, /*with_run_dir=*/false);
+  EXPECT_EQ(refused.code, 3);
+  EXPECT_THAT(refused.err, HasSubstr("PERMISSION_DENIED"));
+  EXPECT_THAT(refused.err, HasSubstr("authorized_clients"));
+
+  Output after = Azctl({"--json", "echo", "status"});
+  ASSERT_EQ(after.code, 0) << after.err;
+  EXPECT_GE(nlohmann::json::parse(after.out)["curve_refused"].get<int>(), 1);
+  EXPECT_THAT(ReadFile(dir_.path() + "/echo.log"), HasSubstr("refused a CURVE client"));
 }
 
 TEST_F(AzctlTest, EventsPrintsTheLatestModelToALateReader) {
