@@ -312,11 +312,11 @@ Status ReplayStore::Insert(std::span<const std::byte> records,
   std::size_t done = 0;
   while (done < count) {
     std::size_t claimed = 0;
+    std::size_t removed = 0;  // committed records this round overwrites
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return !replacing_; });
       std::uint64_t next = next_generation_.load(std::memory_order_relaxed);
-      std::size_t removed = 0;
       while (claimed < kMaxClaimsPerRound && done + claimed < count) {
         const std::uint64_t slot = next % capacity;
         const std::uint64_t state = State(slot).load(std::memory_order_relaxed);
@@ -337,7 +337,6 @@ Status ReplayStore::Insert(std::span<const std::byte> records,
       if (next - oldest_generation_.load(std::memory_order_relaxed) > capacity) {
         oldest_generation_.store(next - capacity, std::memory_order_relaxed);
       }
-      size_.fetch_sub(removed, std::memory_order_relaxed);
       inflight_ += claimed;
     }
     if (claimed == 0) {
@@ -366,7 +365,9 @@ Status ReplayStore::Insert(std::span<const std::byte> records,
       if (tree_) {
         tree_->SetMany(std::span(tree_slots).first(claimed), std::span(tree_units).first(claimed));
       }
-      size_.fetch_add(claimed, std::memory_order_relaxed);
+      // The overwritten records count until their replacements do, so that a full buffer reads
+      // its capacity throughout (a dip would look like lost data to anyone watching the size).
+      size_.fetch_add(claimed - removed, std::memory_order_relaxed);
       inflight_ -= claimed;
       if (inflight_ == 0) changed_.notify_all();
     }

@@ -69,7 +69,9 @@ struct OpenReport {
 
 // Counters and gauges for the daemon's metrics. A consistent snapshot taken under the lock.
 struct ReplayStats {
-  std::uint64_t size = 0;  // committed records
+  // Records held: the committed ones, and those an insert is overwriting until their
+  // replacements commit (so a full buffer reads `capacity` throughout).
+  std::uint64_t size = 0;
   std::uint64_t capacity = 0;
   std::uint64_t inserts = 0;          // generations ever issued (survives restarts)
   std::uint64_t samples = 0;          // draws returned by Sample() since Open()
