@@ -53,15 +53,10 @@ Result<Client> Client::Create(ClientOptions options) {
     return InvalidArgument("client attempt_timeout must be positive");
   }
   if (options.max_attempts < 1) return InvalidArgument("client max_attempts must be at least 1");
-  if (IsTcpEndpoint(options.endpoint) && !options.curve) {
-    if (options.run_dir.empty()) {
-      return InvalidArgument("the tcp:// endpoint " + options.endpoint +
-                             " needs CURVE keys: a run directory (its keys/) or ClientOptions::curve");
-    }
-    Result<CurveClientKeys> keys = LoadClientKeys(options.run_dir);
-    if (!keys.ok()) return keys.status().WithContext("the CURVE keys for " + options.endpoint);
-    options.curve = std::move(keys).value();
-  }
+  AZ_ASSIGN_OR_RETURN(options.curve,
+                      CurveForConnecting(options.endpoint, std::move(options.curve),
+                                         options.run_dir, "endpoint " + options.endpoint,
+                                         "ClientOptions::curve"));
   auto state = std::make_unique<State>();
   state->options = std::move(options);
   state->context = SharedContext();

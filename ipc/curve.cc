@@ -363,4 +363,39 @@ ZapRegistration::~ZapRegistration() {
 
 std::uint64_t ZapRegistration::refused() const { return ZapHandler::Get().Refused(domain_); }
 
+Result<std::optional<BindingCurve>> CurveForBinding(const std::string& endpoint,
+                                                    std::optional<CurveServerKeys> given,
+                                                    const std::string& run_dir,
+                                                    const std::string& owner,
+                                                    std::string_view options_field) {
+  if (!IsTcpEndpoint(endpoint)) return std::optional<BindingCurve>();
+  if (!given) {
+    if (run_dir.empty()) {
+      return InvalidArgument("the tcp:// " + owner + " needs CURVE keys: a run directory or " +
+                             std::string(options_field));
+    }
+    Result<CurveServerKeys> loaded = LoadServerKeys(run_dir);
+    if (!loaded.ok()) return loaded.status().WithContext("the CURVE keys of " + endpoint);
+    given = std::move(loaded).value();
+  }
+  AZ_ASSIGN_OR_RETURN(ZapRegistration zap,
+                      ZapRegistration::Create(given->authorized_clients, owner));
+  return std::optional<BindingCurve>(BindingCurve{std::move(*given), std::move(zap)});
+}
+
+Result<std::optional<CurveClientKeys>> CurveForConnecting(const std::string& endpoint,
+                                                         std::optional<CurveClientKeys> given,
+                                                         const std::string& run_dir,
+                                                         const std::string& what,
+                                                         std::string_view options_field) {
+  if (given || !IsTcpEndpoint(endpoint)) return given;
+  if (run_dir.empty()) {
+    return InvalidArgument("the tcp:// " + what + " needs CURVE keys: a run directory (its keys/) or " +
+                           std::string(options_field));
+  }
+  Result<CurveClientKeys> keys = LoadClientKeys(run_dir);
+  if (!keys.ok()) return keys.status().WithContext("the CURVE keys for " + endpoint);
+  return std::optional<CurveClientKeys>(std::move(keys).value());
+}
+
 }  // namespace az::ipc

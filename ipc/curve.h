@@ -107,4 +107,27 @@ class ZapRegistration {
   std::string domain_;
 };
 
+// The CURVE side of a socket that binds `endpoint`: empty for an endpoint that is not tcp://; for
+// tcp://, the `given` keys or else the run directory's (LoadServerKeys), registered with the ZAP
+// handler under `owner` (e.g. "control server 'replay' on tcp://..."). INVALID_ARGUMENT when there
+// are neither keys nor a run directory; `options_field` names the option to set in that message.
+struct BindingCurve {
+  CurveServerKeys keys;
+  ZapRegistration zap;
+};
+Result<std::optional<BindingCurve>> CurveForBinding(const std::string& endpoint,
+                                                    std::optional<CurveServerKeys> given,
+                                                    const std::string& run_dir,
+                                                    const std::string& owner,
+                                                    std::string_view options_field);
+
+// The CURVE keys of a socket that connects to `endpoint`: the `given` keys, else for a tcp://
+// endpoint the run directory's (LoadClientKeys), else none. Errors as CurveForBinding; `what`
+// names the endpoint in them (e.g. "events endpoint tcp://...").
+Result<std::optional<CurveClientKeys>> CurveForConnecting(const std::string& endpoint,
+                                                         std::optional<CurveClientKeys> given,
+                                                         const std::string& run_dir,
+                                                         const std::string& what,
+                                                         std::string_view options_field);
+
 }  // namespace az::ipc

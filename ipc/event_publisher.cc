@@ -51,29 +51,17 @@ Result<std::unique_ptr<EventPublisher>> EventPublisher::Create(PublisherOptions 
   if (IpcEndpointInUse(endpoint)) {
     return AlreadyExists("another process publishes on " + endpoint);
   }
-  std::optional<CurveServerKeys> curve = options.curve;
-  std::optional<ZapRegistration> zap;
-  if (IsTcpEndpoint(endpoint)) {
-    if (!curve) {
-      if (options.run_dir.empty()) {
-        return InvalidArgument("the tcp:// events endpoint of '" + options.service +
-                               "' needs CURVE keys: a run directory or PublisherOptions::curve");
-      }
-      Result<CurveServerKeys> loaded = LoadServerKeys(options.run_dir);
-      if (!loaded.ok()) return loaded.status().WithContext("the CURVE keys of " + endpoint);
-      curve = std::move(loaded).value();
-    }
-    AZ_ASSIGN_OR_RETURN(zap, ZapRegistration::Create(curve->authorized_clients,
-                                                     "event publisher '" + options.service +
-                                                         "' on " + endpoint));
-  }
+  AZ_ASSIGN_OR_RETURN(std::optional<BindingCurve> curve,
+                      CurveForBinding(endpoint, options.curve, options.run_dir,
+                                      "event publisher '" + options.service + "' on " + endpoint,
+                                      "PublisherOptions::curve"));
   AZ_ASSIGN_OR_RETURN(Waker waker, Waker::Create());
   std::shared_ptr<zmq::context_t> context = SharedContext();
   zmq::socket_t socket;
   std::string bound;
   try {
     socket = zmq::socket_t(*context, zmq::socket_type::xpub);
-    if (curve) ApplyCurveServer(socket, *curve, zap->domain());
+    if (curve) ApplyCurveServer(socket, curve->keys, curve->zap.domain());
     // Pass every subscription up, repeated ones included: each is a subscriber to welcome.
     socket.set(zmq::sockopt::xpub_verbose, true);
     socket.set(zmq::sockopt::linger, 500);
@@ -85,7 +73,7 @@ Result<std::unique_ptr<EventPublisher>> EventPublisher::Create(PublisherOptions 
   std::unique_ptr<EventPublisher> publisher(
       new EventPublisher(std::move(options), std::move(context), std::move(socket),
                          std::move(waker), std::move(bound)));
-  publisher->zap_ = std::move(zap);
+  if (curve) publisher->zap_ = std::move(curve->zap);
 
   if (publisher->options_.persist) {
     const std::string path = publisher->PersistPath();

@@ -58,15 +58,11 @@ Result<EventSubscriber> EventSubscriber::Create(SubscriberOptions options) {
   for (const std::string& endpoint : options.endpoints) {
     (IsTcpEndpoint(endpoint) ? tcp : plain).push_back(endpoint);
   }
-  if (!tcp.empty() && !options.curve) {
-    if (options.run_dir.empty()) {
-      return InvalidArgument("the tcp:// events endpoint " + tcp.front() +
-                             " needs CURVE keys: a run directory (its keys/) or "
-                             "SubscriberOptions::curve");
-    }
-    Result<CurveClientKeys> keys = LoadClientKeys(options.run_dir);
-    if (!keys.ok()) return keys.status().WithContext("the CURVE keys for " + tcp.front());
-    options.curve = std::move(keys).value();
+  if (!tcp.empty()) {
+    AZ_ASSIGN_OR_RETURN(options.curve,
+                        CurveForConnecting(tcp.front(), std::move(options.curve), options.run_dir,
+                                           "events endpoint " + tcp.front(),
+                                           "SubscriberOptions::curve"));
   }
   auto state = std::make_unique<State>();
   state->context = SharedContext();

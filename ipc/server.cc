@@ -140,23 +140,11 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   }
 
   // A tcp:// endpoint can be reached beyond the run directory's file permissions: CURVE, always.
-  std::optional<CurveServerKeys> curve = options.curve;
-  std::optional<ZapRegistration> zap;
-  if (IsTcpEndpoint(endpoint)) {
-    if (!curve) {
-      if (options.run_dir.empty()) {
-        return fail(InvalidArgument("the tcp:// endpoint of '" + options.service +
-                                    "' needs CURVE keys: a run directory or ServerOptions::curve"));
-      }
-      Result<CurveServerKeys> loaded = LoadServerKeys(options.run_dir);
-      if (!loaded.ok()) return fail(loaded.status().WithContext("the CURVE keys of " + endpoint));
-      curve = std::move(loaded).value();
-    }
-    Result<ZapRegistration> registered = ZapRegistration::Create(
-        curve->authorized_clients, "control server '" + options.service + "' on " + endpoint);
-    if (!registered.ok()) return fail(registered.status());
-    zap = std::move(registered).value();
-  }
+  Result<std::optional<BindingCurve>> curve =
+      CurveForBinding(endpoint, options.curve, options.run_dir,
+                      "control server '" + options.service + "' on " + endpoint,
+                      "ServerOptions::curve");
+  if (!curve.ok()) return fail(curve.status());
 
   Result<Waker> waker = Waker::Create();
   if (!waker.ok()) return fail(waker.status());
@@ -165,7 +153,7 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   zmq::socket_t socket;
   try {
     socket = zmq::socket_t(*context, zmq::socket_type::router);
-    if (curve) ApplyCurveServer(socket, *curve, zap->domain());
+    if (*curve) ApplyCurveServer(socket, (*curve)->keys, (*curve)->zap.domain());
     const size_t hard_limit =
         options.max_request_bytes + std::max(options.max_request_bytes, size_t{1} << 20);
     socket.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(hard_limit));
@@ -180,7 +168,7 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   std::unique_ptr<Server> server(new Server(std::move(options), std::move(context),
                                             std::move(socket), std::move(waker).value(),
                                             std::move(bound), lock_fd));
-  server->zap_ = std::move(zap);
+  if (*curve) server->zap_ = std::move((*curve)->zap);
   if (!server->options_.run_dir.empty()) {
     ServiceInfo info;
     info.service = server->options_.service;
@@ -197,7 +185,7 @@ Result<std::unique_ptr<Server>> Server::Create(ServerOptions options) {
   }
   AZ_LOG(kInfo) << "control server '" << server->options_.service << "' listening on "
                 << server->endpoint_
-                << (curve ? " (CURVE, " + std::to_string(curve->authorized_clients.size()) +
+                << (*curve ? " (CURVE, " + std::to_string((*curve)->keys.authorized_clients.size()) +
                                 " authorized client key(s))"
                           : std::string());
   return server;
