@@ -568,6 +568,7 @@ chess::Move UciEngine::SearchAndChoose(const SearchJob& job, SearchReport& repor
   report.searched = true;
   report.inherited_visits = search.root().N();
   const std::uint32_t start_visits = search.RootChildVisits();
+  const std::uint64_t start_unexpanded = search.stats().unexpanded_full;
   const auto playouts = [&] {
     return static_cast<std::uint64_t>(search.RootChildVisits() - start_visits);
   };
@@ -594,6 +595,8 @@ chess::Move UciEngine::SearchAndChoose(const SearchJob& job, SearchReport& repor
       if (job.depth && Clock::now() >= next_depth_check) {
         const Clock::time_point measure_start = Clock::now();
         if (MeasureDepth(search, depth_stack_).depth >= *job.depth) break;
+        // A full tree (Hash) stops deepening: the depth asked for may never come.
+        if (search.stats().unexpanded_full > start_unexpanded) break;
         // The walk is O(tree): keep it to a tenth of the time or less.
         next_depth_check =
             Clock::now() + std::max<Clock::duration>(std::chrono::milliseconds(10),

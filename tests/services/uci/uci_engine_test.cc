@@ -359,6 +359,12 @@ TEST_F(UciEngineTest, GoDepthSearchesUntilTheAverageDepthIsReached) {
   Send("position startpos");
   EXPECT_FALSE(Go("go depth 3").empty());
   EXPECT_GE(std::stoi(Field(LastInfo(), "depth")), 3) << LastInfo();
+  // A depth the tree cannot reach in its memory: the search ends when the tree is full.
+  Send("setoption name Hash value 1");
+  milliseconds elapsed{};
+  EXPECT_FALSE(Go("go depth 60", &elapsed).empty());
+  EXPECT_GE(std::stoi(Field(LastInfo(), "hashfull")), 990) << LastInfo();
+  EXPECT_LT(elapsed, milliseconds(30'000));
 }
 
 TEST_F(UciEngineTest, GoDuringASearchEndsThatSearchFirst) {
