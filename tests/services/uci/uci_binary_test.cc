@@ -1,7 +1,7 @@
 // The real az-uci binary as a child process, over pipes, as a GUI or a match runner drives it:
 // a scripted session with the uniform evaluator (handshake, isready, positions, go nodes /
 // movetime / clocks / infinite + stop, one legal move, quit), stdout holding nothing but protocol
-// lines; the end of input as quit; a model that cannot be loaded.
+// lines; a real network file; the end of input as quit; a model that cannot be loaded.
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,11 +13,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/nn/network.h"
 #include "services/uci/uci_commands.h"
 #include "tests/services/uci/transcript.h"
 
@@ -132,6 +134,16 @@ bool LegalIn(const std::string& position_arguments, const std::string& move) {
   return command.game && command.game->PlayUci(move).ok();
 }
 
+// Nothing but protocol lines on stdout.
+void ExpectOnlyProtocolLines(const Transcript& out) {
+  for (const std::string& line : out.Lines()) {
+    const bool protocol = line.starts_with("id ") || line.starts_with("option name ") ||
+                          line == "uciok" || line == "readyok" || line.starts_with("info ") ||
+                          line.starts_with("bestmove ");
+    EXPECT_TRUE(protocol) << "not a UCI line on stdout: '" << line << "'";
+  }
+}
+
 TEST(UciBinaryTest, PlaysAScriptedSessionWithTheUniformEvaluator) {
   EngineProcess engine({"--model", "uniform", "--hash", "64"});
   ASSERT_TRUE(engine.started());
@@ -212,12 +224,43 @@ TEST(UciBinaryTest, PlaysAScriptedSessionWithTheUniformEvaluator) {
   std::this_thread::sleep_for(milliseconds(50));
   // One bestmove per go, and nothing on stdout but protocol lines.
   EXPECT_EQ(out.Matching("bestmove ").size(), 5u) << out.Text();
-  for (const std::string& line : out.Lines()) {
-    const bool protocol = line.starts_with("id ") || line.starts_with("option name ") ||
-                          line == "uciok" || line == "readyok" || line.starts_with("info ") ||
-                          line.starts_with("bestmove ");
-    EXPECT_TRUE(protocol) << "not a UCI line on stdout: '" << line << "'";
+  ExpectOnlyProtocolLines(out);
+}
+
+TEST(UciBinaryTest, PlaysWithANetworkFile) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("az_uci_binary_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "chess.azw").string();
+  {
+    nn::NetworkOptions options;
+    options.net = nn::NetConfig::ChessSmall();
+    options.net.blocks = 1;
+    options.net.filters = 8;
+    options.net.value_hidden = 16;
+    options.runtime.device = nn::DeviceChoice::kCpu;
+    Result<std::unique_ptr<nn::Network>> network = nn::Network::Create(options);
+    ASSERT_TRUE(network.ok()) << network.status().ToString();
+    ASSERT_TRUE((*network)->SaveWeights(path, 3).ok());
   }
+  {
+    EngineProcess engine({"--model", path, "--nn-cache", "1024", "--minibatch", "8"});
+    ASSERT_TRUE(engine.started());
+    Transcript& out = engine.out();
+    engine.Send("uci");
+    engine.Send("isready");
+    ASSERT_TRUE(out.WaitFor("readyok", seconds(60)).has_value()) << out.Text();
+    engine.Send("position startpos moves e2e4");
+    engine.Send("go nodes 64");
+    const std::optional<std::size_t> at = out.WaitFor("bestmove ", seconds(60));
+    ASSERT_TRUE(at.has_value()) << out.Text();
+    EXPECT_TRUE(LegalIn("startpos moves e2e4", MoveOf(out.Lines()[*at]))) << out.Text();
+    engine.Send("quit");
+    EXPECT_EQ(engine.WaitExit(seconds(30)), 0);
+    std::this_thread::sleep_for(milliseconds(50));
+    ExpectOnlyProtocolLines(out);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(UciBinaryTest, TheEndOfInputStopsTheSearchAndExits) {
