@@ -60,9 +60,9 @@ struct PositionCommand {
 PositionCommand ParsePosition(std::string_view arguments);
 
 // The search's Q (the side to move's expected score, in [-1, 1]) as centipawns, with lc0's
-// mapping cp = 90 * tan(1.5637541897 * q): about 100 cp per 0.1 of Q near 0 (a pawn up is about
-// 0.25 in self-play data), growing steeply towards +-12780 at q = +-1. Q outside [-1, 1] is
-// clamped; symmetric (cp(-q) = -cp(q)).
+// mapping cp = 90 * tan(1.5637541897 * q): 14 cp per 0.1 of Q near 0, 100 cp at q = 0.54,
+// growing steeply towards +-12780 at q = +-1. Q outside [-1, 1] is clamped; symmetric
+// (cp(-q) = -cp(q)).
 int QToCentipawns(double q);
 
 // Win, draw and loss probabilities as permille that sum to exactly 1000 (UCI's `wdl` field):
