@@ -201,7 +201,7 @@ TEST_F(UciEngineTest, MovetimeIsKept) {
   // The budget is 300 ms (the 100 ms overhead kept back): the move comes within the move time,
   // with room for a loaded machine's scheduling.
   EXPECT_GE(elapsed, milliseconds(200));
-  EXPECT_LT(elapsed, milliseconds(1'000));
+  EXPECT_LT(elapsed, milliseconds(3'000));
   EXPECT_GE(engine_->last_report().elapsed_ms, 250);
 }
 
@@ -238,7 +238,7 @@ TEST_F(UciEngineTest, OneLegalMoveIsAnsweredAtOnce) {
   Send(std::string("position fen ") + kOneLegalMoveFen);
   milliseconds elapsed{};
   EXPECT_EQ(Go("go wtime 600000 btime 600000", &elapsed), "h1g2");
-  EXPECT_LT(elapsed, milliseconds(500));
+  EXPECT_LT(elapsed, milliseconds(2'000));  // no search: a searched one would take ~20 s
   EXPECT_FALSE(engine_->last_report().searched);
   // With go infinite it still waits for stop.
   const std::size_t from = transcript_.size();
