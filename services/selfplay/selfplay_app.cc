@@ -203,7 +203,8 @@ void SelfPlayApp::LogRates() {
                 << " sims/s; " << c.games_finished << " games (" << c.results[0] << " / "
                 << c.results[1] << " / " << c.results[2] << " first / second / draw), "
                 << c.resignations << " resigned, " << c.draw_adjudications
-                << " drawn by adjudication, resign false positives " << c.resign_false_positives
+                << " drawn by adjudication, " << c.material_adjudications
+                << " won on material, resign false positives " << c.resign_false_positives
                 << " of " << c.playthrough_would_resign << " (" << c.resignations_withheld
                 << " withheld until trusted), " << c.samples_pushed
                 << " samples pushed, model version " << c.model_version << ", eval timeouts "
@@ -245,6 +246,7 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"adjudications",
            {{"resign", c.resignations},
             {"draw", c.draw_adjudications},
+            {"material", c.material_adjudications},
             {"playthrough_games", c.playthrough_games},
             {"playthrough_would_resign", c.playthrough_would_resign},
             {"resign_false_positives", c.resign_false_positives},

@@ -193,6 +193,15 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "games played to the end where a verdict would have fired, before it is trusted")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
+  app.add_option("--material-adjudicate-margin", c.material_adjudicate_margin,
+                 "chess: a side ahead by at least this many pawns of material for "
+                 "--material-adjudicate-plies plies in a row wins (a training rule; 0: off)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  app.add_option("--material-adjudicate-plies", c.material_adjudicate_plies,
+                 "consecutive plies the material lead must hold")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
 
   app.add_option("--eval-timeout", c.eval_timeout,
                  "seconds without an eval answer before resubmitting (evaluator restarted)")
@@ -316,6 +325,8 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
                     .draw_min_ply = c.draw_adjudicate_min_ply,
                     .max_false_positives = c.adjudicate_max_false_positives,
                     .min_evidence = c.adjudicate_min_evidence};
+  o.material_adjudicate_margin = c.material_adjudicate_margin;
+  o.material_adjudicate_plies = c.material_adjudicate_plies;
   o.worker_id = c.worker_id;
   o.eval_timeout = FromSeconds<std::chrono::milliseconds>(c.eval_timeout);
   o.push_timeout = FromSeconds<std::chrono::milliseconds>(c.push_timeout);
@@ -368,6 +379,8 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"draw_adjudicate_min_ply", c.draw_adjudicate_min_ply},
           {"adjudicate_max_false_positives", c.adjudicate_max_false_positives},
           {"adjudicate_min_evidence", c.adjudicate_min_evidence},
+          {"material_adjudicate_margin", c.material_adjudicate_margin},
+          {"material_adjudicate_plies", c.material_adjudicate_plies},
           {"eval_timeout", c.eval_timeout},
           {"push_timeout", c.push_timeout},
           {"connect_timeout", c.connect_timeout},

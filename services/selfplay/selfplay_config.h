@@ -71,6 +71,8 @@ struct SelfPlayConfig : service::ServiceOptions {
   int draw_adjudicate_min_ply = -1;           // -1: the game's default
   float adjudicate_max_false_positives = 0.05f;  // trust (adjudication.h); 1: from the start
   int adjudicate_min_evidence = 20;
+  int material_adjudicate_margin = 0;  // pawns; 0: off (chess only: EngineOptions)
+  int material_adjudicate_plies = 10;
 
   // Transport.
   double eval_timeout = 10;    // seconds without an answer before resubmitting

@@ -85,6 +85,7 @@ struct SelfPlayMetrics::Families {
                           .Register(r)),
         resignations(adjudications.Add({{"kind", "resign"}})),
         draw_adjudications(adjudications.Add({{"kind", "draw"}})),
+        material_adjudications(adjudications.Add({{"kind", "material"}})),
         playthrough_games(
             MakeCounter(r, "az_selfplay_playthrough_games_total",
                         "Games played to the end with adjudication off, to measure it")),
@@ -131,6 +132,7 @@ struct SelfPlayMetrics::Families {
   prometheus::Family<Counter>& adjudications;
   Counter& resignations;
   Counter& draw_adjudications;
+  Counter& material_adjudications;
   Counter& playthrough_games;
   prometheus::Family<Counter>& playthrough;
   Counter& would_resign;
@@ -173,6 +175,7 @@ void SelfPlayMetrics::Update(const EngineCounters& c, const shm::ChannelClientSt
   AdvanceTo(m_->opening_plies, static_cast<double>(c.opening_plies));
   AdvanceTo(m_->resignations, static_cast<double>(c.resignations));
   AdvanceTo(m_->draw_adjudications, static_cast<double>(c.draw_adjudications));
+  AdvanceTo(m_->material_adjudications, static_cast<double>(c.material_adjudications));
   AdvanceTo(m_->playthrough_games, static_cast<double>(c.playthrough_games));
   AdvanceTo(m_->would_resign, static_cast<double>(c.playthrough_would_resign));
   AdvanceTo(m_->resign_false_positives, static_cast<double>(c.resign_false_positives));

@@ -1,6 +1,7 @@
 // games::Chess's rules as the search sees them: a repetition below the search's root is a draw
 // (TreeOutcome), while the game itself (Outcome) goes on until the threefold; games without a
-// TreeOutcome are judged by Outcome everywhere.
+// TreeOutcome are judged by Outcome everywhere. MaterialBalance, which self-play's material
+// adjudication reads, counts pawn 1, minor 3, rook 5, queen 9 from the side to move's view.
 
 #include "core/games/chess/chess.h"
 
@@ -15,6 +16,19 @@ namespace {
 GameOutcome Judge(GameOutcome (*judge)(const Chess::State&, int), const Chess::State& state) {
   Chess::Move moves[Chess::kMaxMoves];
   return judge(state, Chess::LegalMoves(state, moves));
+}
+
+TEST(ChessMaterialTest, BalanceIsFromTheSideToMovesView) {
+  Result<Chess::State> start = Chess::ParsePosition("startpos");
+  ASSERT_TRUE(start.ok());
+  EXPECT_EQ(Chess::MaterialBalance(*start), 0);
+  // White lacks its b1 knight; black lacks its queen and a pawn.
+  Result<Chess::State> white = Chess::ParsePosition("rnb1kbnr/ppppppp1/8/8/8/8/PPPPPPPP/R1BQKBNR w KQkq - 0 1");
+  ASSERT_TRUE(white.ok());
+  EXPECT_EQ(Chess::MaterialBalance(*white), 10 - 3);
+  Result<Chess::State> black = Chess::ParsePosition("rnb1kbnr/ppppppp1/8/8/8/8/PPPPPPPP/R1BQKBNR b KQkq - 0 1");
+  ASSERT_TRUE(black.ok());
+  EXPECT_EQ(Chess::MaterialBalance(*black), -(10 - 3));
 }
 
 TEST(ChessTreeOutcomeTest, TwofoldIsADrawForTheSearchAndTheGameGoesOnUntilThreefold) {

@@ -31,6 +31,20 @@ GameOutcome Chess::Outcome(const State& state, int num_legal_moves) {
   return GameOutcome::kOngoing;
 }
 
+int Chess::MaterialBalance(const State& state) {
+  static constexpr int kValues[] = {1, 3, 3, 5, 9};
+  const chess::Position& position = state.position();
+  const chess::Color us = position.SideToMove();
+  const chess::Color them = us == chess::kWhite ? chess::kBlack : chess::kWhite;
+  int balance = 0;
+  for (int type = chess::kPawn; type <= chess::kQueen; ++type) {
+    const auto piece = static_cast<chess::PieceType>(type);
+    balance += kValues[type] * (chess::PopCount(position.Pieces(us, piece)) -
+                                chess::PopCount(position.Pieces(them, piece)));
+  }
+  return balance;
+}
+
 GameOutcome Chess::TreeOutcome(const State& state, int num_legal_moves) {
   const GameOutcome outcome = Outcome(state, num_legal_moves);
   if (outcome == GameOutcome::kOngoing && state.RepetitionCount() >= 2) return GameOutcome::kDraw;

@@ -52,6 +52,9 @@ struct Chess {
   static GameOutcome Outcome(const State& state, int num_legal_moves);
   // Outcome, with a repetition (the current position's second occurrence) a draw as well.
   static GameOutcome TreeOutcome(const State& state, int num_legal_moves);
+  // The side to move's material minus the opponent's, in pawns (pawn 1, knight and bishop 3, rook
+  // 5, queen 9): self-play's material adjudication (a training rule, off unless configured).
+  static int MaterialBalance(const State& state);
   static void Apply(State& state, Move move) { state.Play(move); }
   static void Undo(State& state, Move) { state.Undo(); }
   static int PolicyIndex(const State& state, Move move) {

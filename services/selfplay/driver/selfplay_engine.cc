@@ -56,6 +56,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     std::vector<Sample> samples;
     Adjudicator adjudicator;
     bool measuring = false;  // a verdict was withheld: the game's result is evidence (Trusted)
+    int material_run = 0;     // consecutive plies with one side ahead by the material margin
+    int material_leader = 0;  // +1 the first player, -1 the second
     bool full_search = true;  // this move: full search, recorded (playout-cap randomisation)
   };
   // One request of a group in flight.
@@ -191,6 +193,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
                              rng_.Uniform() < adjudication.resign_playthrough_fraction;
     slot.adjudicator = Adjudicator(adjudication, playthrough);
     slot.measuring = false;
+    slot.material_run = 0;
+    slot.material_leader = 0;
     slot.active = true;
     slot.game_id = (std::uint64_t{options_.worker_id} << 48) | (std::uint64_t{salt_} << 32) |
                    (counters_.games_started & 0xFFFFFFFFu);
@@ -252,6 +256,12 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   Status PlayMove(Slot& slot) {
     mcts::Search<G>& search = *slot.search;
     const int ply = Traits::Ply(search.root_state());
+    if (const int value = MaterialVerdict(slot, ply); value != 0) {
+      ++counters_.material_adjudications;
+      AZ_RETURN_IF_ERROR(FinishGame(slot, value, ply));
+      StartGame(slot);
+      return Status::Ok();
+    }
     // Adjudicated: the game ends at this root, which is not recorded (as a final position is not).
     if (const Verdict verdict = slot.adjudicator.Observe(ply, search.RootValue());
         verdict != Verdict::kNone) {
@@ -287,6 +297,27 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       StartGame(slot);
     }
     return Status::Ok();
+  }
+
+  // +1 (-1) when the side to move at this root has won (lost) on material (EngineOptions), else 0.
+  int MaterialVerdict(Slot& slot, int ply) {
+    if constexpr (requires(const typename G::State& s) { G::MaterialBalance(s); }) {
+      if (options_.material_adjudicate_margin <= 0) return 0;
+      const int balance = G::MaterialBalance(slot.search->root_state());
+      if (std::abs(balance) < options_.material_adjudicate_margin) {
+        slot.material_run = 0;
+        return 0;
+      }
+      const int leader = (balance > 0) == (ply % 2 == 0) ? 1 : -1;
+      slot.material_run = leader == slot.material_leader ? slot.material_run + 1 : 1;
+      slot.material_leader = leader;
+      if (slot.material_run < options_.material_adjudicate_plies) return 0;
+      return balance > 0 ? 1 : -1;
+    } else {
+      (void)slot;
+      (void)ply;
+      return 0;
+    }
   }
 
   Status Adjudicate(Slot& slot, Verdict verdict, int ply) {
@@ -603,6 +634,8 @@ Status ValidateOptions(const EngineOptions& o) {
   AZ_RETURN_IF_ERROR(range("groups", o.groups, 1, 64));
   AZ_RETURN_IF_ERROR(range("max plies", o.max_plies, 1, 1 << 20));
   AZ_RETURN_IF_ERROR(range("random opening plies", o.random_opening_plies_max, 0, o.max_plies - 1));
+  AZ_RETURN_IF_ERROR(range("material adjudicate margin", o.material_adjudicate_margin, 0, 100));
+  AZ_RETURN_IF_ERROR(range("material adjudicate plies", o.material_adjudicate_plies, 1, 1 << 20));
   AZ_RETURN_IF_ERROR(
       range("random opening plies min", o.random_opening_plies_min, 0, o.random_opening_plies_max));
   AZ_RETURN_IF_ERROR(o.adjudication.Validate().WithContext("adjudication"));

@@ -65,6 +65,13 @@ struct EngineOptions {
   int random_opening_plies_min = 0;
   int random_opening_plies_max = 0;
   AdjudicationOptions adjudication;  // resignation and draw adjudication (adjudication.h)
+  // Material adjudication, for games that define G::MaterialBalance (chess): a side ahead by at
+  // least material_adjudicate_margin pawns at each of material_adjudicate_plies consecutive
+  // plies wins. A training rule, not a prediction (so not held back by the trust check above):
+  // it gives a young network's value target a signal where nearly every game played to the end
+  // is a draw (docs/learning.md). 0: off.
+  int material_adjudicate_margin = 0;
+  int material_adjudicate_plies = 10;
   std::uint32_t worker_id = 0;
   std::chrono::milliseconds eval_timeout{10000};  // no answer for this long: reset and resubmit
   std::chrono::milliseconds push_timeout{1000};   // a full sink for this long: log, keep waiting
@@ -92,6 +99,7 @@ struct EngineCounters {
   std::uint64_t opening_plies = 0;       // random opening plies played (not recorded)
   std::uint64_t resignations = 0;        // games ended by resignation (counted in results too)
   std::uint64_t draw_adjudications = 0;  // games ended as draws by adjudication
+  std::uint64_t material_adjudications = 0;  // games won on material (counted in results too)
   // Games played to the end with adjudication off (resign_playthrough_fraction); of those, the
   // ones where resignation would have fired, and where the side that would have resigned did not
   // lose (false positives); the same for draw adjudication (false positive: the game was won).

@@ -267,6 +267,41 @@ TEST(SelfPlayEngineTest, ChessGamesPushValidSamples) {
   EXPECT_EQ(rig.engine->counters().results[2], 2u);
 }
 
+// Material adjudication (chess): white a queen up from the start, so the lead holds on the first
+// two roots and the game ends at the second, won by white, before black can move; with the rule
+// off the same games run to the length cut-off and are drawn.
+TEST(SelfPlayEngineTest, ChessMaterialAdjudicationEndsGamesWonByTheSideAhead) {
+  EngineOptions o = SmallOptions();
+  o.games = 2;
+  o.max_games = 4;
+  o.simulations = 4;
+  o.max_plies = 8;
+  o.search.dirichlet_alpha = ChessGame::kDefaults.dirichlet_alpha;
+  Result<OpeningBook> book = ParseOpeningBook("4k3/8/8/8/8/8/8/Q3K3 w - - 0 1\n", "book.txt");
+  ASSERT_TRUE(book.ok()) << book.status().ToString();
+  o.opening_book = *book;
+  o.material_adjudicate_margin = 5;
+  o.material_adjudicate_plies = 2;
+  {
+    Rig<ChessSample> rig = MakeRig<ChessSample>(o, 0, games::Chess::kId);
+    ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+    const EngineCounters c = rig.engine->counters();
+    EXPECT_EQ(c.material_adjudications, 4u);
+    EXPECT_EQ(c.results[0], 4u) << "white, the side ahead, won every game";
+    const std::vector<ChessSample> samples = rig.sink->Drain();
+    ASSERT_EQ(samples.size(), 4u) << "one recorded ply a game: the adjudicated root is not";
+    for (const ChessSample& s : samples) {
+      EXPECT_TRUE(ChessGame::Validate(s).ok());
+      EXPECT_EQ(s.z, 1.0f) << "white to move at ply 0, and white won";
+    }
+  }
+  o.material_adjudicate_margin = 0;
+  Rig<ChessSample> rig = MakeRig<ChessSample>(o, 0, games::Chess::kId);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  EXPECT_EQ(rig.engine->counters().material_adjudications, 0u);
+  EXPECT_EQ(rig.engine->counters().results[2], 4u) << "cut off at 8 plies: drawn";
+}
+
 TEST(SelfPlayEngineTest, NeverAnsweringEvaluatorTimesOutThenEverythingIsResubmittedAndPlayGoesOn) {
   EngineOptions o = SmallOptions();
   o.eval_timeout = milliseconds(300);
