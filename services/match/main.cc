@@ -13,10 +13,14 @@
 // the result (text, or --json) to stdout. Exit 0 when the match was played, 2 for bad input (flags,
 // a book, a model or an engine that does not start), 1 when a game could not be played (a network
 // failing).
+//
+// Installed also as az-arena (the tool this one replaced): called by that name, the game defaults
+// to connect4 and the per-game lines are off, as az-arena's were; its flags all work here.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -58,6 +62,7 @@ struct Args {
   int time_margin_ms = 100;
   int move_timeout_s = 120;
   bool json = false;
+  bool quiet = false;
 };
 
 // The book's positions, and the opening of a pair of games: book position number `order[pair]`
@@ -211,7 +216,7 @@ int RunUciMatch(const Args& args, const std::optional<az::match::SprtConfig>& sp
   };
   az::Result<MatchReport> report =
       az::match::RunMatch(settings, play, [&](const MatchReport& r, const auto& summary) {
-        LogGame(r, summary, last_plies);
+        if (!args.quiet) LogGame(r, summary, last_plies);
       });
   for (auto& engine : engines) engine->Quit();
   if (!report.ok()) {
@@ -254,7 +259,7 @@ int RunInProcessMatch(const Args& args, const std::optional<az::match::SprtConfi
   };
   az::Result<MatchReport> report =
       az::match::RunMatch(settings, play, [&](const MatchReport& r, const auto& summary) {
-        LogGame(r, summary, 0);
+        if (!args.quiet) LogGame(r, summary, 0);
       });
   if (!report.ok()) {
     std::cerr << "az-match: " << report.status().ToString() << "\n";
@@ -267,10 +272,15 @@ int RunInProcessMatch(const Args& args, const std::optional<az::match::SprtConfi
 }  // namespace
 
 int main(int argc, char** argv) {
-  az::SetLogComponent("az-match");
+  const bool as_arena = std::filesystem::path(argv[0]).filename() == "az-arena";
+  az::SetLogComponent(as_arena ? "az-arena" : "az-match");
   CLI::App app{"az-match: a match between two chess UCI engines, or two players of any game, "
                "with Elo and its error bars"};
   Args args;
+  if (as_arena) {
+    args.game = "connect4";
+    args.quiet = true;
+  }
   app.add_option("--engine", args.engines,
                  "a UCI engine, given twice: key=value words: name=, cmd=, dir=, option.NAME=, "
                  "nodes=, movetime= (ms), depth=, tc=BASE[+INC] (seconds)");
@@ -291,7 +301,7 @@ int main(int argc, char** argv) {
   app.add_option("--games", args.games, "games (an even number: each opening twice)")
       ->check(CLI::Range(2, 1000000))
       ->capture_default_str();
-  app.add_option("--openings", args.openings,
+  app.add_option("--openings,--opening-book", args.openings,
                  "start positions, one a line in the game's position text (chess: FEN or "
                  "startpos moves ...), one per pair of games in a seeded order");
   app.add_option("--opening-plies", args.opening_plies,
@@ -337,6 +347,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   app.add_flag("--json", args.json, "print the result as one JSON object");
+  app.add_flag("--quiet,!--progress", args.quiet, "no line on stderr after each game");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
