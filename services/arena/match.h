@@ -1,22 +1,26 @@
 #pragma once
 
-// A match between two players of one game (services/arena/players.h): `games` games, each opening
-// played twice with the colours swapped, so that neither player profits from moving first or
-// from a lucky opening. An opening is a position of the opening book (when one is given) followed
-// by `opening_plies` uniformly random plies that never end the game. Deterministic for a seed (the
-// players' own randomness included).
+// An in-process match between two players of one game (services/arena/players.h), on az-match's
+// match loop and statistics (services/match/match_loop.h): `games` games, each opening played
+// twice with the colours swapped, so that neither player profits from moving first or from a
+// lucky opening. An opening is a position of the book (when one is given; the book is taken in
+// an order shuffled by the seed) followed by `opening_plies` uniformly random plies that never
+// end the game, the same for both games of a pair. Deterministic for a seed (the players' own
+// randomness included).
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/base/status.h"
 #include "core/games/game.h"
+#include "core/mcts/random.h"
 #include "services/arena/players.h"
+#include "services/match/match_loop.h"
 #include "services/selfplay/driver/openings.h"
 
 namespace az::arena {
@@ -26,23 +30,8 @@ struct MatchOptions {
   int opening_plies = 2;  // uniformly random moves before the players take over
   std::uint64_t seed = 1;
   int max_plies = 0;  // a game longer than this (from its opening) is a draw; 0: the game's default
+  std::optional<match::SprtConfig> sprt;  // stop once it decides
 };
-
-struct MatchResult {
-  std::string a;
-  std::string b;
-  int games = 0;
-  int a_wins = 0;
-  int draws = 0;
-  int b_wins = 0;
-  double a_score = 0;       // (wins + draws / 2) / games
-  double a_score_ci95 = 0;  // half-width of the 95% interval (normal approximation)
-  double elo = 0;           // A's rating minus B's, from the score (clamped at +-800)
-  double seconds = 0;
-};
-
-// Fills the score, its interval and the Elo difference from the counts.
-void ScoreMatch(MatchResult& result);
 
 // +1 when the player to move in `opening` won, -1 when the other one did, 0 for a draw (the game's
 // own rules, or max_plies plies played). A player's illegal move is a bug (checked).
@@ -68,42 +57,44 @@ Result<int> PlayGame(Player<G>& first, Player<G>& second, const typename G::Stat
   }
 }
 
-// Plays the match from the game's start, or from `book` positions when it is not empty. Errors of
-// the players (a network failing).
+// The opening of pair `pair`: book position order[pair % size] (or the game's start), then
+// `plies` random plies from a generator seeded by the pair, so both games of a pair start alike.
 template <games::GameDefinition G>
-Result<MatchResult> PlayMatch(Player<G>& a, Player<G>& b, const MatchOptions& options,
-                              std::span<const typename G::State> book = {}) {
-  AZ_CHECK(options.games >= 1 && options.opening_plies >= 0 && options.max_plies >= 0);
-  const auto start = std::chrono::steady_clock::now();
-  const int max_plies = options.max_plies > 0 ? options.max_plies : G::kPlay.max_plies;
-  MatchResult result;
-  result.a = a.name();
-  result.b = b.name();
-  mcts::Rng rng(options.seed);
-  const int pairs = (options.games + 1) / 2;
-  for (int pair = 0; pair < pairs; ++pair) {
-    typename G::State opening =
-        book.empty() ? G::NewGame(max_plies)
-                     : book[static_cast<std::size_t>(rng.Next() % book.size())];
-    selfplay::PlayRandomPlies<G>(opening, options.opening_plies, rng);
-    for (int swap = 0; swap < 2; ++swap) {
-      Player<G>& first = swap == 0 ? a : b;
-      Player<G>& second = swap == 0 ? b : a;
-      AZ_ASSIGN_OR_RETURN(int outcome, PlayGame<G>(first, second, opening, max_plies, rng));
-      const int for_a = swap == 0 ? outcome : -outcome;
-      result.a_wins += for_a > 0;
-      result.b_wins += for_a < 0;
-      result.draws += for_a == 0;
-      ++result.games;
-    }
-  }
-  ScoreMatch(result);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+typename G::State PairOpening(std::span<const typename G::State> book, int pair, int plies,
+                              std::uint64_t seed, int max_plies) {
+  std::vector<std::size_t> order(std::max<std::size_t>(book.size(), 1));
+  std::iota(order.begin(), order.end(), 0);
+  mcts::Rng shuffle(seed);
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[shuffle.Next() % i]);
+  typename G::State state = book.empty()
+                                ? G::NewGame(max_plies)
+                                : book[order[static_cast<std::size_t>(pair) % order.size()]];
+  mcts::Rng rng(seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(pair) + 1);
+  selfplay::PlayRandomPlies<G>(state, plies, rng);
+  return state;
 }
 
-nlohmann::json MatchResultToJson(const MatchResult& result);
-// "A vs B: 100 games, A won 70, drew 10, lost 20: score 75.0% +- 8.2 (Elo +191)".
-std::string MatchResultToString(const MatchResult& result);
+// Plays the match from the game's start, or from `book` positions when it is not empty.
+// `progress` is called after each game. Errors of the players (a network failing).
+template <games::GameDefinition G>
+Result<match::MatchReport> PlayMatch(Player<G>& a, Player<G>& b, const MatchOptions& options,
+                                     std::span<const typename G::State> book = {},
+                                     const match::Progress& progress = {}) {
+  AZ_CHECK(options.games >= 1 && options.opening_plies >= 0 && options.max_plies >= 0);
+  const int max_plies = options.max_plies > 0 ? options.max_plies : G::kPlay.max_plies;
+  mcts::Rng rng(options.seed);  // the players' own randomness
+  const match::MatchSettings settings{
+      .a = a.name(), .b = b.name(), .games = options.games, .sprt = options.sprt};
+  return match::RunMatch(
+      settings,
+      [&](int game, bool a_first) -> Result<match::GameSummary> {
+        const typename G::State opening =
+            PairOpening<G>(book, game / 2, options.opening_plies, options.seed, max_plies);
+        AZ_ASSIGN_OR_RETURN(int outcome,
+                            PlayGame<G>(a_first ? a : b, a_first ? b : a, opening, max_plies, rng));
+        return match::GameSummary{.a_score = a_first ? outcome : -outcome};
+      },
+      progress);
+}
 
 }  // namespace az::arena

@@ -24,7 +24,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <numeric>
 
 #include "core/base/log.h"
 #include "core/games/chess/chess.h"
@@ -53,7 +52,7 @@ struct Args {
   std::string b_spec = "onestep";
   az::arena::PlayerOptions player;
   std::string openings;
-  int opening_plies = 0;
+  int opening_plies = -1;  // -1: 2 in process (as az-arena), 0 between UCI engines
   int games = 100;
   std::uint64_t seed = 1;
   std::string sprt;
@@ -65,45 +64,15 @@ struct Args {
   bool quiet = false;
 };
 
-// The book's positions, and the opening of a pair of games: book position number `order[pair]`
-// (a seeded shuffle, so that a match of fewer games than the book still varies), then random
-// plies drawn from a generator of its own, so that both games of the pair start alike.
+// The --openings book as G's states (empty without one).
 template <az::games::GameDefinition G>
-class Openings {
- public:
-  static az::Result<Openings> Load(const Args& args) {
-    Openings openings(args);
-    if (!args.openings.empty()) {
-      AZ_ASSIGN_OR_RETURN(az::selfplay::OpeningBook book,
-                          az::selfplay::ReadOpeningBook(args.openings));
-      AZ_ASSIGN_OR_RETURN(openings.book_, az::selfplay::OpeningPositions<G>(book));
-      if (openings.book_.empty()) return az::InvalidArgument(args.openings + ": no positions");
-    }
-    openings.order_.resize(std::max<std::size_t>(openings.book_.size(), 1));
-    std::iota(openings.order_.begin(), openings.order_.end(), 0);
-    az::mcts::Rng shuffle(args.seed);
-    for (std::size_t i = openings.order_.size(); i > 1; --i) {
-      std::swap(openings.order_[i - 1], openings.order_[shuffle.Next() % i]);
-    }
-    return openings;
-  }
-
-  typename G::State ForPair(int pair, int max_plies) const {
-    typename G::State state =
-        book_.empty() ? G::NewGame(max_plies)
-                      : book_[order_[static_cast<std::size_t>(pair) % order_.size()]];
-    az::mcts::Rng rng(seed_ * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(pair) + 1);
-    az::selfplay::PlayRandomPlies<G>(state, plies_, rng);
-    return state;
-  }
-
- private:
-  explicit Openings(const Args& args) : plies_(args.opening_plies), seed_(args.seed) {}
-  std::vector<typename G::State> book_;
-  std::vector<std::size_t> order_;
-  int plies_;
-  std::uint64_t seed_;
-};
+az::Result<std::vector<typename G::State>> LoadBook(const std::string& path) {
+  if (path.empty()) return std::vector<typename G::State>();
+  AZ_ASSIGN_OR_RETURN(az::selfplay::OpeningBook book, az::selfplay::ReadOpeningBook(path));
+  AZ_ASSIGN_OR_RETURN(std::vector<typename G::State> states, az::selfplay::OpeningPositions<G>(book));
+  if (states.empty()) return az::InvalidArgument(path + ": no positions");
+  return states;
+}
 
 void PrintReport(const MatchReport& report, bool json) {
   if (json) {
@@ -163,9 +132,9 @@ int RunUciMatch(const Args& args, const std::optional<az::match::SprtConfig>& sp
               << ": tell them apart with name=\n";
     return kExitBadInput;
   }
-  az::Result<Openings<Chess>> openings = Openings<Chess>::Load(args);
-  if (!openings.ok()) {
-    std::cerr << "az-match: --openings: " << openings.status().ToString() << "\n";
+  az::Result<std::vector<Chess::State>> book = LoadBook<Chess>(args.openings);
+  if (!book.ok()) {
+    std::cerr << "az-match: --openings: " << book.status().ToString() << "\n";
     return kExitBadInput;
   }
   std::ofstream pgn;
@@ -183,7 +152,8 @@ int RunUciMatch(const Args& args, const std::optional<az::match::SprtConfig>& sp
   const auto play = [&](int game, bool a_first) -> az::Result<az::match::GameSummary> {
     az::match::UciEngine& white = *engines[a_first ? 0 : 1];
     az::match::UciEngine& black = *engines[a_first ? 1 : 0];
-    const az::chess::Game opening = openings->ForPair(game / 2, 0);
+    const az::chess::Game opening =
+        az::arena::PairOpening<Chess>(*book, game / 2, std::max(args.opening_plies, 0), args.seed, 0);
     az::match::ChessGameRecord record =
         az::match::PlayChessGame(white, black, opening, args.chess);
     last_plies = static_cast<int>(record.moves.size()) - record.opening_plies;
@@ -229,9 +199,9 @@ int RunUciMatch(const Args& args, const std::optional<az::match::SprtConfig>& sp
 
 template <az::games::GameDefinition G>
 int RunInProcessMatch(const Args& args, const std::optional<az::match::SprtConfig>& sprt) {
-  az::Result<Openings<G>> openings = Openings<G>::Load(args);
-  if (!openings.ok()) {
-    std::cerr << "az-match: --openings: " << openings.status().ToString() << "\n";
+  az::Result<std::vector<typename G::State>> book = LoadBook<G>(args.openings);
+  if (!book.ok()) {
+    std::cerr << "az-match: --openings: " << book.status().ToString() << "\n";
     return kExitBadInput;
   }
   auto a = az::arena::MakePlayer<G>(args.a_spec, args.player);
@@ -244,21 +214,13 @@ int RunInProcessMatch(const Args& args, const std::optional<az::match::SprtConfi
     std::cerr << "az-match: player B: " << b.status().ToString() << "\n";
     return kExitBadInput;
   }
-  const int max_plies = args.chess.adjudication.max_plies > 0 ? args.chess.adjudication.max_plies
-                                                              : G::kPlay.max_plies;
-  az::match::MatchSettings settings{
-      .a = (*a)->name(), .b = (*b)->name(), .games = args.games, .sprt = sprt};
-  az::mcts::Rng rng(args.seed);  // the players' own randomness
-  const auto play = [&](int game, bool a_first) -> az::Result<az::match::GameSummary> {
-    az::arena::Player<G>& first = a_first ? **a : **b;
-    az::arena::Player<G>& second = a_first ? **b : **a;
-    AZ_ASSIGN_OR_RETURN(int outcome,
-                        az::arena::PlayGame<G>(first, second,
-                                               openings->ForPair(game / 2, max_plies), max_plies, rng));
-    return az::match::GameSummary{.a_score = a_first ? outcome : -outcome};
-  };
-  az::Result<MatchReport> report =
-      az::match::RunMatch(settings, play, [&](const MatchReport& r, const auto& summary) {
+  const az::arena::MatchOptions options{.games = args.games,
+                                        .opening_plies = args.opening_plies < 0 ? 2 : args.opening_plies,
+                                        .seed = args.seed,
+                                        .max_plies = args.chess.adjudication.max_plies,
+                                        .sprt = sprt};
+  az::Result<MatchReport> report = az::arena::PlayMatch<G>(
+      **a, **b, options, *book, [&](const MatchReport& r, const az::match::GameSummary& summary) {
         if (!args.quiet) LogGame(r, summary, 0);
       });
   if (!report.ok()) {
@@ -305,8 +267,9 @@ int main(int argc, char** argv) {
                  "start positions, one a line in the game's position text (chess: FEN or "
                  "startpos moves ...), one per pair of games in a seeded order");
   app.add_option("--opening-plies", args.opening_plies,
-                 "random moves (never ending the game) after the book position")
-      ->check(CLI::Range(0, 64))
+                 "random moves (never ending the game) after the book position; -1: 2 for "
+                 "players in process, 0 between UCI engines")
+      ->check(CLI::Range(-1, 64))
       ->capture_default_str();
   app.add_option("--seed", args.seed, "the openings' order and random plies, the baselines' choices")
       ->capture_default_str();

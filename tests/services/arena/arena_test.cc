@@ -1,4 +1,4 @@
-// az-arena's players and matches: the baselines play what they promise, matches are fair and
+// az-match's in-process players and matches (services/arena): the baselines play what they promise, matches are fair and
 // reproducible, a weights file plays legal moves with and without search, and the same code plays
 // chess (legal games, mate in one found and never allowed by onestep).
 
@@ -49,22 +49,22 @@ TEST(ArenaTest, OneStepTakesAWinBlocksALossAndAvoidsHandingOneOver) {
 TEST(ArenaTest, OneStepBeatsRandomAndMatchesAreReproducible) {
   auto onestep = Make("onestep");
   auto random = Make("random");
-  Result<MatchResult> result = PlayMatch<ConnectFour>(*onestep, *random, {.games = 100, .seed = 3});
+  Result<match::MatchReport> result = PlayMatch<ConnectFour>(*onestep, *random, {.games = 100, .seed = 3});
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result->games, 100);
-  EXPECT_EQ(result->a_wins + result->draws + result->b_wins, 100);
-  EXPECT_GT(result->a_score, 0.8) << MatchResultToString(*result);
-  EXPECT_GT(result->elo, 200);
+  EXPECT_EQ(result->tally.games(), 100);
+  EXPECT_EQ(result->tally.wins + result->tally.draws + result->tally.losses, 100);
+  EXPECT_GT(result->estimate.score, 0.8) << match::MatchReportToText(*result);
+  EXPECT_GT(result->estimate.elo, 200);
   // The same seed plays the same games.
-  Result<MatchResult> again = PlayMatch<ConnectFour>(*onestep, *random, {.games = 100, .seed = 3});
+  Result<match::MatchReport> again = PlayMatch<ConnectFour>(*onestep, *random, {.games = 100, .seed = 3});
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->a_wins, result->a_wins);
-  EXPECT_EQ(again->b_wins, result->b_wins);
+  EXPECT_EQ(again->tally.wins, result->tally.wins);
+  EXPECT_EQ(again->tally.losses, result->tally.losses);
   // A player against itself scores one half: each opening is played from both sides.
   auto other = Make("onestep");
-  Result<MatchResult> mirror = PlayMatch<ConnectFour>(*onestep, *other, {.games = 200, .seed = 4});
+  Result<match::MatchReport> mirror = PlayMatch<ConnectFour>(*onestep, *other, {.games = 200, .seed = 4});
   ASSERT_TRUE(mirror.ok());
-  EXPECT_NEAR(mirror->a_score, 0.5, 3 * mirror->a_score_ci95 + 0.01);
+  EXPECT_NEAR(mirror->estimate.score, 0.5, 3 * mirror->estimate.score_ci95 + 0.01);
 }
 
 TEST(ArenaTest, AWeightsFilePlaysLegalMovesWithAndWithoutSearch) {
@@ -83,9 +83,9 @@ TEST(ArenaTest, AWeightsFilePlaysLegalMovesWithAndWithoutSearch) {
     auto network = Make(path, simulations);
     EXPECT_EQ(network->name(), path);
     // PlayMatch checks every move is playable; a full match means every move was.
-    Result<MatchResult> result = PlayMatch<ConnectFour>(*network, *random, {.games = 6, .seed = 5});
+    Result<match::MatchReport> result = PlayMatch<ConnectFour>(*network, *random, {.games = 6, .seed = 5});
     ASSERT_TRUE(result.ok()) << result.status().ToString();
-    EXPECT_EQ(result->games, 6);
+    EXPECT_EQ(result->tally.games(), 6);
   }
   // With search, a one-move win is found whatever the network thinks.
   auto searcher = Make(path, 64);
@@ -114,10 +114,10 @@ TEST(ArenaTest, AWeightsFilePlaysLegalMovesWithAndWithoutSearch) {
     Result<std::unique_ptr<Player<games::Chess>>> chess_random =
         MakePlayer<games::Chess>("random", {});
     ASSERT_TRUE(chess_random.ok());
-    Result<MatchResult> chess_match = PlayMatch<games::Chess>(
+    Result<match::MatchReport> chess_match = PlayMatch<games::Chess>(
         **chess_player, **chess_random, {.games = 2, .opening_plies = 4, .seed = 2, .max_plies = 40});
     ASSERT_TRUE(chess_match.ok()) << chess_match.status().ToString();
-    EXPECT_EQ(chess_match->games, 2);
+    EXPECT_EQ(chess_match->tally.games(), 2);
   }
 }
 
@@ -151,13 +151,13 @@ TEST(ArenaTest, ChessMatchesPlayLegalGamesToTheirEnd) {
   Result<std::unique_ptr<Player<games::Chess>>> onestep = MakePlayer<games::Chess>("onestep", {});
   Result<std::unique_ptr<Player<games::Chess>>> random = MakePlayer<games::Chess>("random", {});
   ASSERT_TRUE(onestep.ok() && random.ok());
-  Result<MatchResult> result = PlayMatch<games::Chess>(**onestep, **random,
+  Result<match::MatchReport> result = PlayMatch<games::Chess>(**onestep, **random,
                                                        {.games = 4, .opening_plies = 2, .seed = 9});
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result->games, 4);
-  EXPECT_EQ(result->a_wins + result->draws + result->b_wins, 4);
+  EXPECT_EQ(result->tally.games(), 4);
+  EXPECT_EQ(result->tally.wins + result->tally.draws + result->tally.losses, 4);
   // Onestep never loses to random by a mate in one; it may draw (random moves rarely mate).
-  EXPECT_EQ(result->b_wins, 0) << MatchResultToString(*result);
+  EXPECT_EQ(result->tally.losses, 0) << match::MatchReportToText(*result);
 }
 
 }  // namespace
