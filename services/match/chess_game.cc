@@ -108,8 +108,14 @@ ChessGameRecord PlayChessGame(UciEngine& white, UciEngine& black, const chess::G
     const int side = game.position().SideToMove() == chess::kWhite ? 0 : 1;
     UciEngine& mover = side == 0 ? white : black;
     const EngineSpec& spec = *specs[side];
-    const std::string go = GoCommand(spec, clock_ms[0], clock_ms[1], specs[0]->clock_increment_ms,
-                                     specs[1]->clock_increment_ms);
+    // An opponent without a clock is shown the mover's own time, not none.
+    const int other = 1 - side;
+    const std::int64_t other_ms = specs[other]->has_clock() ? clock_ms[other] : clock_ms[side];
+    const std::int64_t other_inc =
+        specs[other]->has_clock() ? specs[other]->clock_increment_ms : spec.clock_increment_ms;
+    const std::string go =
+        side == 0 ? GoCommand(spec, clock_ms[0], other_ms, spec.clock_increment_ms, other_inc)
+                  : GoCommand(spec, other_ms, clock_ms[1], other_inc, spec.clock_increment_ms);
     milliseconds allowed = options.move_timeout;
     if (spec.has_clock()) {
       allowed = milliseconds(std::max<std::int64_t>(clock_ms[side], 0)) + options.time_margin;

@@ -85,7 +85,9 @@ void PrintReport(const MatchReport& report, bool json) {
 void LogGame(const MatchReport& report, const az::match::GameSummary& summary, int plies) {
   const az::match::Tally& t = report.tally;
   AZ_LOG(kInfo) << "game " << t.games() << "/" << report.games_planned << ": "
-                << (summary.a_score > 0 ? report.a + " won" : summary.a_score < 0 ? report.b + " won" : "draw")
+                << (summary.a_score == 0 ? std::string("draw")
+                    : report.a == report.b ? (summary.a_score > 0 ? "A won" : "B won")
+                                           : (summary.a_score > 0 ? report.a : report.b) + " won")
                 << (summary.termination.empty() ? "" : " (" + summary.termination + ")")
                 << (plies > 0 ? ", " + std::to_string(plies) + " plies" : "") << "; " << report.a
                 << " +" << t.wins << " =" << t.draws << " -" << t.losses << ", "

@@ -66,15 +66,21 @@ std::string MatchReportToText(const MatchReport& r) {
                 r.a.c_str(), r.b.c_str(), r.tally.games(), r.tally.wins, r.tally.draws,
                 r.tally.losses, 100 * r.estimate.score, 100 * r.estimate.score_ci95,
                 r.estimate.elo, r.seconds);
-  std::string text = std::string(line) + "\n" + FormatEstimate(r.estimate);
-  if (r.sprt && r.sprt_config) text += "\n" + FormatSprt(*r.sprt, *r.sprt_config);
+  std::string text = line;
+  text += '\n';
+  text += FormatEstimate(r.estimate);
+  if (r.sprt && r.sprt_config) {
+    text += '\n';
+    text += FormatSprt(*r.sprt, *r.sprt_config);
+  }
   if (!r.terminations.empty()) {
     text += "\nendings:";
     bool first = true;
     for (const auto& [why, count] : r.terminations) {
       text += first ? " " : ", ";
       text += why;
-      text += " " + std::to_string(count);
+      text += ' ';
+      text += std::to_string(count);
       first = false;
     }
   }

@@ -27,11 +27,15 @@ struct ScoreMoments {
   double variance = 0;  // per game
 };
 
-ScoreMoments Moments(const Tally& tally) {
-  const double n = tally.games();
+// `regularize` is added to each count (fishtest's regularisation for the SPRT): a tally where every
+// game had one result has a variance, small, instead of none.
+ScoreMoments Moments(const Tally& tally, double regularize = 0) {
+  const double wins = tally.wins + regularize;
+  const double draws = tally.draws + regularize;
+  const double n = wins + draws + tally.losses + regularize;
   if (n == 0) return {};
-  const double mean = (tally.wins + 0.5 * tally.draws) / n;
-  const double mean_sq = (tally.wins + 0.25 * tally.draws) / n;
+  const double mean = (wins + 0.5 * draws) / n;
+  const double mean_sq = (wins + 0.25 * draws) / n;
   // Rounding can make an exact 0 slightly negative.
   return {mean, std::max(0.0, mean_sq - mean * mean)};
 }
@@ -67,7 +71,7 @@ EloEstimate Estimate(const Tally& tally) {
   const int n = tally.games();
   const ScoreMoments moments = Moments(tally);
   estimate.score = moments.mean;
-  estimate.elo = EloOfScore(estimate.score);
+  estimate.elo = EloOfScore(estimate.score) + 0.0;  // + 0.0: an even score is +0, not -0
   if (n > 0) {
     estimate.score_ci95 = kZ95 * std::sqrt(moments.variance / n);
     estimate.draw_ratio = static_cast<double>(tally.draws) / n;
@@ -87,7 +91,7 @@ SprtState Sprt(const Tally& tally, const SprtConfig& config) {
   SprtState state;
   state.lower = std::log(config.beta / (1 - config.alpha));
   state.upper = std::log((1 - config.beta) / config.alpha);
-  const ScoreMoments moments = Moments(tally);
+  const ScoreMoments moments = Moments(tally, 1e-3);
   const int n = tally.games();
   if (n == 0 || moments.variance <= 0) return state;
   const double s0 = ScoreOfElo(config.elo0);

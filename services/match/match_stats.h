@@ -54,9 +54,11 @@ struct SprtState {
 
 // Generalised SPRT on the trinomial results with logistic Elo (Michel Van den Bergh's normal
 // approximation, as fishtest's old trinomial GSPRT): s_i = 1/(1+10^(-elo_i/400));
-// LLR = n (s1 - s0)(2 mean - s0 - s1) / (2 var) with the observed mean score and per-game variance;
-// lower = ln(beta/(1-alpha)), upper = ln((1-beta)/alpha). The LLR is 0 (continue) while there are
-// no games or the variance is 0 (all results equal). `config` must be valid (as ParseSprt checks).
+// LLR = n (s1 - s0)(2 mean - s0 - s1) / (2 var) with the mean score and per-game variance of the
+// results, each count plus 0.001 (fishtest's regularisation: a tally of one result only, ten
+// straight wins say, still has a variance and decides); lower = ln(beta/(1-alpha)), upper =
+// ln((1-beta)/alpha). The LLR is 0 (continue) with no games. `config` must be valid (as ParseSprt
+// checks).
 SprtState Sprt(const Tally& tally, const SprtConfig& config);
 
 // Parses "elo0=0,elo1=10,alpha=0.05,beta=0.05": any subset of the keys, in any order, the rest keep
