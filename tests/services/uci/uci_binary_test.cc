@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/nn/network.h"
+#include "tests/services/uci/tiny_network.h"
 #include "services/uci/uci_commands.h"
 #include "tests/services/uci/transcript.h"
 
@@ -233,15 +234,8 @@ TEST(UciBinaryTest, PlaysWithANetworkFile) {
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "chess.azw").string();
   {
-    nn::NetworkOptions options;
-    options.net = nn::NetConfig::ChessSmall();
-    options.net.blocks = 1;
-    options.net.filters = 8;
-    options.net.value_hidden = 16;
-    options.runtime.device = nn::DeviceChoice::kCpu;
-    Result<std::unique_ptr<nn::Network>> network = nn::Network::Create(options);
-    ASSERT_TRUE(network.ok()) << network.status().ToString();
-    ASSERT_TRUE((*network)->SaveWeights(path, 3).ok());
+    const Status saved = testing::SaveTinyChessNetwork(path, 3);
+    ASSERT_TRUE(saved.ok()) << saved.ToString();
   }
   {
     EngineProcess engine({"--model", path, "--nn-cache", "1024", "--minibatch", "8"});

@@ -19,6 +19,7 @@
 #include "core/chess/game.h"
 #include "core/chess/uci.h"
 #include "core/nn/network.h"
+#include "tests/services/uci/tiny_network.h"
 #include "services/uci/uci_commands.h"
 #include "tests/services/uci/transcript.h"
 
@@ -444,16 +445,9 @@ class UciEngineWithModelTest : public UciEngineTest {
   }
   // A freshly initialised tiny chess network, saved.
   std::string SaveTinyChessNetwork() {
-    nn::NetworkOptions options;
-    options.net = nn::NetConfig::ChessSmall();
-    options.net.blocks = 1;
-    options.net.filters = 8;
-    options.net.value_hidden = 16;
-    options.runtime.device = nn::DeviceChoice::kCpu;
-    Result<std::unique_ptr<nn::Network>> network = nn::Network::Create(options);
-    EXPECT_TRUE(network.ok()) << network.status().ToString();
     const std::string path = (dir_ / "chess.azw").string();
-    EXPECT_TRUE((*network)->SaveWeights(path, 7).ok());
+    const Status saved = testing::SaveTinyChessNetwork(path, 7);
+    EXPECT_TRUE(saved.ok()) << saved.ToString();
     return path;
   }
   std::filesystem::path dir_;
