@@ -17,7 +17,8 @@ constexpr double kZ95 = 1.959963984540054;
 
 double EloOfScore(double score) {
   const double s = std::clamp(score, kScoreEpsilon, 1 - kScoreEpsilon);
-  return std::clamp(-400.0 * std::log10(1.0 / s - 1.0), -kEloLimit, kEloLimit);
+  // + 0.0: an even score is +0, not -0.
+  return std::clamp(-400.0 * std::log10(1.0 / s - 1.0), -kEloLimit, kEloLimit) + 0.0;
 }
 
 double ScoreOfElo(double elo) { return 1.0 / (1.0 + std::pow(10.0, -elo / 400.0)); }
@@ -71,7 +72,7 @@ EloEstimate Estimate(const Tally& tally) {
   const int n = tally.games();
   const ScoreMoments moments = Moments(tally);
   estimate.score = moments.mean;
-  estimate.elo = EloOfScore(estimate.score) + 0.0;  // + 0.0: an even score is +0, not -0
+  estimate.elo = EloOfScore(estimate.score);
   if (n > 0) {
     estimate.score_ci95 = kZ95 * std::sqrt(moments.variance / n);
     estimate.draw_ratio = static_cast<double>(tally.draws) / n;
