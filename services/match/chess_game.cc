@@ -1,8 +1,8 @@
 #include "services/match/chess_game.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <deque>
 #include <optional>
 
@@ -126,7 +126,8 @@ ChessGameRecord PlayChessGame(UciEngine& white, UciEngine& black, const chess::G
         mover.Go(PositionCommand(game), go, Clock::now() + allowed, options.stop_grace);
     if (!answer.ok()) {
       const bool late = answer.status().code() == StatusCode::kDeadlineExceeded;
-      return forfeit(side == 0, late ? "time forfeit" : "engine failed: " + answer.status().message());
+      return forfeit(side == 0,
+                     late ? "time forfeit" : "engine failed: " + answer.status().message());
     }
     Result<chess::Move> move = chess::ParseUciMove(game.position(), answer->bestmove);
     if (!move.ok()) return forfeit(side == 0, "illegal move " + answer->bestmove);
@@ -137,8 +138,8 @@ ChessGameRecord PlayChessGame(UciEngine& white, UciEngine& black, const chess::G
 
     scores[side].push_back(answer->score ? std::optional<int>(answer->score->centipawns)
                                          : std::nullopt);
-    const std::size_t keep = static_cast<std::size_t>(
-        std::max({adjudication.resign_moves, adjudication.draw_moves, 1}));
+    const std::size_t keep =
+        static_cast<std::size_t>(std::max({adjudication.resign_moves, adjudication.draw_moves, 1}));
     if (scores[side].size() > keep) scores[side].pop_front();
     if (LastAll(scores[side], adjudication.resign_moves,
                 [&](int cp) { return cp <= -adjudication.resign_score; })) {

@@ -44,13 +44,13 @@ struct ChessGameOptions {
 };
 
 struct ChessGameRecord {
-  int white_score = 0;          // +1 white won, -1 black won, 0 drawn
-  std::string termination;      // "checkmate", "adjudication: resignation", "time forfeit", ...
-  std::string start_fen;        // empty for the standard start position
-  std::vector<chess::Move> moves;     // from the start position: the opening's moves, then the game's
+  int white_score = 0;             // +1 white won, -1 black won, 0 drawn
+  std::string termination;         // "checkmate", "adjudication: resignation", "time forfeit", ...
+  std::string start_fen;           // empty for the standard start position
+  std::vector<chess::Move> moves;  // from the start position: the opening's moves, then the game's
   std::vector<std::string> comments;  // one per move: "" for the opening's, "+0.35/12 0.51s"
   int opening_plies = 0;
-  bool white_failed = false;    // crashed, timed out or sent an illegal move: restart it
+  bool white_failed = false;  // crashed, timed out or sent an illegal move: restart it
   bool black_failed = false;
 };
 

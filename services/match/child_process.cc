@@ -74,7 +74,8 @@ Status ChildProcess::WriteLine(const std::string& line) {
   while (written < text.size()) {
     const ssize_t n = ::write(input_, text.data() + written, text.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Unavailable(std::string("the engine stopped reading: ") + std::strerror(errno));
+    if (n <= 0)
+      return Unavailable(std::string("the engine stopped reading: ") + std::strerror(errno));
     written += static_cast<std::size_t>(n);
   }
   return Status::Ok();
@@ -90,10 +91,12 @@ Result<std::string> ChildProcess::ReadLine(Clock::time_point deadline) {
       return line;
     }
     if (output_closed_ || output_ < 0) return Unavailable("the engine exited (end of its output)");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return DeadlineExceeded("no answer from the engine in time");
     pollfd fd{.fd = output_, .events = POLLIN, .revents = 0};
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30)));
+    const int ready =
+        ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;  // the deadline is checked above
     char buffer[4096];

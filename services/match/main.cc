@@ -69,7 +69,8 @@ template <az::games::GameDefinition G>
 az::Result<std::vector<typename G::State>> LoadBook(const std::string& path) {
   if (path.empty()) return std::vector<typename G::State>();
   AZ_ASSIGN_OR_RETURN(az::selfplay::OpeningBook book, az::selfplay::ReadOpeningBook(path));
-  AZ_ASSIGN_OR_RETURN(std::vector<typename G::State> states, az::selfplay::OpeningPositions<G>(book));
+  AZ_ASSIGN_OR_RETURN(std::vector<typename G::State> states,
+                      az::selfplay::OpeningPositions<G>(book));
   if (states.empty()) return az::InvalidArgument(path + ": no positions");
   return states;
 }
@@ -85,14 +86,15 @@ void PrintReport(const MatchReport& report, bool json) {
 void LogGame(const MatchReport& report, const az::match::GameSummary& summary, int plies) {
   const az::match::Tally& t = report.tally;
   AZ_LOG(kInfo) << "game " << t.games() << "/" << report.games_planned << ": "
-                << (summary.a_score == 0 ? std::string("draw")
+                << (summary.a_score == 0   ? std::string("draw")
                     : report.a == report.b ? (summary.a_score > 0 ? "A won" : "B won")
                                            : (summary.a_score > 0 ? report.a : report.b) + " won")
                 << (summary.termination.empty() ? "" : " (" + summary.termination + ")")
                 << (plies > 0 ? ", " + std::to_string(plies) + " plies" : "") << "; " << report.a
                 << " +" << t.wins << " =" << t.draws << " -" << t.losses << ", "
                 << az::match::FormatEstimate(report.estimate)
-                << (report.sprt ? "; " + az::match::FormatSprt(*report.sprt, *report.sprt_config) : "");
+                << (report.sprt ? "; " + az::match::FormatSprt(*report.sprt, *report.sprt_config)
+                                : "");
 }
 
 std::string Today() {
@@ -154,10 +156,9 @@ int RunUciMatch(const Args& args, const std::optional<az::match::SprtConfig>& sp
   const auto play = [&](int game, bool a_first) -> az::Result<az::match::GameSummary> {
     az::match::UciEngine& white = *engines[a_first ? 0 : 1];
     az::match::UciEngine& black = *engines[a_first ? 1 : 0];
-    const az::chess::Game opening =
-        az::arena::PairOpening<Chess>(*book, game / 2, std::max(args.opening_plies, 0), args.seed, 0);
-    az::match::ChessGameRecord record =
-        az::match::PlayChessGame(white, black, opening, args.chess);
+    const az::chess::Game opening = az::arena::PairOpening<Chess>(
+        *book, game / 2, std::max(args.opening_plies, 0), args.seed, 0);
+    az::match::ChessGameRecord record = az::match::PlayChessGame(white, black, opening, args.chess);
     last_plies = static_cast<int>(record.moves.size()) - record.opening_plies;
     if (pgn.is_open()) {
       az::match::PgnGame out;
@@ -175,11 +176,10 @@ int RunUciMatch(const Args& args, const std::optional<az::match::SprtConfig>& sp
       pgn << az::match::FormatPgn(out) << std::flush;
     }
     // An engine that failed is started afresh for the next game.
-    for (const auto& [engine, failed] : {std::pair{&white, record.white_failed},
-                                          std::pair{&black, record.black_failed}}) {
+    for (const auto& [engine, failed] :
+         {std::pair{&white, record.white_failed}, std::pair{&black, record.black_failed}}) {
       if (!failed) continue;
-      AZ_LOG(kWarning) << engine->name() << " lost by " << record.termination
-                       << "; restarting it";
+      AZ_LOG(kWarning) << engine->name() << " lost by " << record.termination << "; restarting it";
       engine->Quit();
       AZ_RETURN_IF_ERROR(engine->Start(args.chess.ready_timeout));
     }
@@ -216,11 +216,12 @@ int RunInProcessMatch(const Args& args, const std::optional<az::match::SprtConfi
     std::cerr << "az-match: player B: " << b.status().ToString() << "\n";
     return kExitBadInput;
   }
-  const az::arena::MatchOptions options{.games = args.games,
-                                        .opening_plies = args.opening_plies < 0 ? 2 : args.opening_plies,
-                                        .seed = args.seed,
-                                        .max_plies = args.chess.adjudication.max_plies,
-                                        .sprt = sprt};
+  const az::arena::MatchOptions options{
+      .games = args.games,
+      .opening_plies = args.opening_plies < 0 ? 2 : args.opening_plies,
+      .seed = args.seed,
+      .max_plies = args.chess.adjudication.max_plies,
+      .sprt = sprt};
   az::Result<MatchReport> report = az::arena::PlayMatch<G>(
       **a, **b, options, *book, [&](const MatchReport& r, const az::match::GameSummary& summary) {
         if (!args.quiet) LogGame(r, summary, 0);
@@ -238,8 +239,9 @@ int RunInProcessMatch(const Args& args, const std::optional<az::match::SprtConfi
 int main(int argc, char** argv) {
   const bool as_arena = std::filesystem::path(argv[0]).filename() == "az-arena";
   az::SetLogComponent(as_arena ? "az-arena" : "az-match");
-  CLI::App app{"az-match: a match between two chess UCI engines, or two players of any game, "
-               "with Elo and its error bars"};
+  CLI::App app{
+      "az-match: a match between two chess UCI engines, or two players of any game, "
+      "with Elo and its error bars"};
   Args args;
   if (as_arena) {
     args.game = "connect4";
@@ -273,7 +275,8 @@ int main(int argc, char** argv) {
                  "players in process, 0 between UCI engines")
       ->check(CLI::Range(-1, 64))
       ->capture_default_str();
-  app.add_option("--seed", args.seed, "the openings' order and random plies, the baselines' choices")
+  app.add_option("--seed", args.seed,
+                 "the openings' order and random plies, the baselines' choices")
       ->capture_default_str();
   app.add_option("--sprt", args.sprt,
                  "stop once an SPRT decides: elo0=0,elo1=5,alpha=0.05,beta=0.05 (any of them)");
@@ -348,7 +351,6 @@ int main(int argc, char** argv) {
     std::cerr << "az-match: " << info.status().ToString() << "\n";
     return kExitBadInput;
   }
-  return az::games::VisitGame((*info)->id, [&]<az::games::GameDefinition G>() {
-    return RunInProcessMatch<G>(args, sprt);
-  });
+  return az::games::VisitGame(
+      (*info)->id, [&]<az::games::GameDefinition G>() { return RunInProcessMatch<G>(args, sprt); });
 }

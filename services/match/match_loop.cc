@@ -64,8 +64,8 @@ std::string MatchReportToText(const MatchReport& r) {
                 "%s vs %s: %d games, won %d, drew %d, lost %d: score %.1f%% +- %.1f (Elo %+.0f) "
                 "in %.1f s",
                 r.a.c_str(), r.b.c_str(), r.tally.games(), r.tally.wins, r.tally.draws,
-                r.tally.losses, 100 * r.estimate.score, 100 * r.estimate.score_ci95,
-                r.estimate.elo, r.seconds);
+                r.tally.losses, 100 * r.estimate.score, 100 * r.estimate.score_ci95, r.estimate.elo,
+                r.seconds);
   std::string text = line;
   text += '\n';
   text += FormatEstimate(r.estimate);

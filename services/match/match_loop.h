@@ -9,10 +9,9 @@
 
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "core/base/status.h"
 #include "services/match/match_stats.h"
@@ -20,15 +19,16 @@
 namespace az::match {
 
 struct GameSummary {
-  int a_score = 0;          // +1 A won, -1 B won, 0 drawn
-  std::string termination;  // "checkmate", "adjudication: draw", ... ("" when the game does not say)
+  int a_score = 0;  // +1 A won, -1 B won, 0 drawn
+  std::string
+      termination;  // "checkmate", "adjudication: draw", ... ("" when the game does not say)
 };
 
 struct MatchSettings {
   std::string a;
   std::string b;
-  int games = 100;                  // rounded up to an even number
-  std::optional<SprtConfig> sprt;   // stop early once it decides
+  int games = 100;                 // rounded up to an even number
+  std::optional<SprtConfig> sprt;  // stop early once it decides
 };
 
 struct MatchReport {

@@ -92,9 +92,8 @@ Status UciEngine::NewGame(std::chrono::milliseconds timeout) {
   return WaitFor("readyok", Clock::now() + timeout);
 }
 
-Result<MoveAnswer> UciEngine::Go(const std::string& position_command,
-                                 const std::string& go_command, Clock::time_point deadline,
-                                 std::chrono::milliseconds stop_grace) {
+Result<MoveAnswer> UciEngine::Go(const std::string& position_command, const std::string& go_command,
+                                 Clock::time_point deadline, std::chrono::milliseconds stop_grace) {
   AZ_RETURN_IF_ERROR(process_.WriteLine(position_command));
   const Clock::time_point start = Clock::now();
   AZ_RETURN_IF_ERROR(process_.WriteLine(go_command));
@@ -114,8 +113,7 @@ Result<MoveAnswer> UciEngine::Go(const std::string& position_command,
     if (first == "info") {
       ReadInfoLine(*line, answer);
     } else if (first == "bestmove") {
-      answer.elapsed =
-          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      answer.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
       std::istringstream words(*line);
       std::string word;
       words >> word >> answer.bestmove;

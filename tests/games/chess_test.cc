@@ -23,10 +23,12 @@ TEST(ChessMaterialTest, BalanceIsFromTheSideToMovesView) {
   ASSERT_TRUE(start.ok());
   EXPECT_EQ(Chess::MaterialBalance(*start), 0);
   // White lacks its b1 knight; black lacks its queen and a pawn.
-  Result<Chess::State> white = Chess::ParsePosition("rnb1kbnr/ppppppp1/8/8/8/8/PPPPPPPP/R1BQKBNR w KQkq - 0 1");
+  Result<Chess::State> white =
+      Chess::ParsePosition("rnb1kbnr/ppppppp1/8/8/8/8/PPPPPPPP/R1BQKBNR w KQkq - 0 1");
   ASSERT_TRUE(white.ok());
   EXPECT_EQ(Chess::MaterialBalance(*white), 10 - 3);
-  Result<Chess::State> black = Chess::ParsePosition("rnb1kbnr/ppppppp1/8/8/8/8/PPPPPPPP/R1BQKBNR b KQkq - 0 1");
+  Result<Chess::State> black =
+      Chess::ParsePosition("rnb1kbnr/ppppppp1/8/8/8/8/PPPPPPPP/R1BQKBNR b KQkq - 0 1");
   ASSERT_TRUE(black.ok());
   EXPECT_EQ(Chess::MaterialBalance(*black), -(10 - 3));
 }

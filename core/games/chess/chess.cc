@@ -51,8 +51,7 @@ GameOutcome Chess::TreeOutcome(const State& state, int num_legal_moves) {
   return outcome;
 }
 
-Result<sample::ChessSample> Chess::MakeSample(const State& state,
-                                              const SearchSummary<Move>& search,
+Result<sample::ChessSample> Chess::MakeSample(const State& state, const SearchSummary<Move>& search,
                                               Provenance provenance) {
   thread_local std::vector<sample::MoveWeight> moves;
   moves.clear();

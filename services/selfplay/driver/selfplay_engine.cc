@@ -55,7 +55,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     bool failed = false;  // an answer of its batch in flight said invalid or failed
     std::vector<Sample> samples;
     Adjudicator adjudicator;
-    bool measuring = false;  // a verdict was withheld: the game's result is evidence (Trusted)
+    bool measuring = false;   // a verdict was withheld: the game's result is evidence (Trusted)
     int material_run = 0;     // consecutive plies with one side ahead by the material margin
     int material_leader = 0;  // +1 the first player, -1 the second
     bool full_search = true;  // this move: full search, recorded (playout-cap randomisation)
@@ -227,7 +227,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.full_search =
         options_.full_search_fraction >= 1.0f || rng_.Uniform() < options_.full_search_fraction;
     slot.search->SetRootNoise(slot.full_search);
-    slot.search->SetVisitBudget(slot.full_search ? options_.simulations : options_.fast_simulations);
+    slot.search->SetVisitBudget(slot.full_search ? options_.simulations
+                                                 : options_.fast_simulations);
   }
 
   Status Advance(Slot& slot) {
@@ -561,9 +562,9 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       if (Clock::now() - last_progress < options_.eval_timeout) continue;
       // Nothing for eval_timeout: the evaluator hangs or lost our requests.
       ++counters_.eval_timeouts;
-      AZ_RETURN_IF_ERROR(ResubmitEverything(
-          "no eval answer for " + std::to_string(options_.eval_timeout.count()) + " ms (is " +
-          std::string(evaluator_->name()) + " running?)"));
+      AZ_RETURN_IF_ERROR(
+          ResubmitEverything("no eval answer for " + std::to_string(options_.eval_timeout.count()) +
+                             " ms (is " + std::string(evaluator_->name()) + " running?)"));
       last_progress = Clock::now();
     }
     return Status::Ok();

@@ -44,8 +44,8 @@
 namespace az::selfplay {
 
 struct EngineOptions {
-  int games = 64;               // played at once
-  int simulations = 64;         // visits of a root's children before a move
+  int games = 64;        // played at once
+  int simulations = 64;  // visits of a root's children before a move
   // Playout-cap randomisation (KataGo): a move is searched fully (`simulations`, root noise, and
   // recorded as a sample) with probability full_search_fraction, else with fast_simulations, no
   // root noise, and not recorded: more games for the same evaluations, so more independent
@@ -82,7 +82,7 @@ struct EngineCounters {
   std::uint64_t games_started = 0;
   std::uint64_t games_finished = 0;
   std::uint64_t moves = 0;
-  std::uint64_t fast_moves = 0;  // of them, searched with fast_simulations (not recorded)
+  std::uint64_t fast_moves = 0;   // of them, searched with fast_simulations (not recorded)
   std::uint64_t simulations = 0;  // backed-up playouts, terminal ones included
   std::uint64_t leaves_evaluated = 0;
   std::uint64_t requests_submitted = 0;  // resubmissions included
