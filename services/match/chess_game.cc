@@ -11,8 +11,6 @@
 namespace az::match {
 namespace {
 
-constexpr std::string_view kStartFen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
-
 // "+0.35/12 0.51s", "+M3/20 1.20s", "-M2/9 0.10s": the mover's view, as cutechess writes it.
 std::string MoveComment(const MoveAnswer& answer) {
   char text[64];
@@ -48,7 +46,7 @@ std::string ResultText(int white_score) {
 std::string PositionCommand(const chess::Game& game) {
   const std::string start = game.PositionAt(game.ply()).ToFen();
   std::string command = "position ";
-  if (start == kStartFen) {
+  if (start == chess::kStartFen) {
     command += "startpos";
   } else {
     command += "fen ";
@@ -68,7 +66,7 @@ ChessGameRecord PlayChessGame(UciEngine& white, UciEngine& black, const chess::G
   ChessGameRecord record;
   chess::Game game = opening;
   const std::string start = game.PositionAt(game.ply()).ToFen();
-  if (start != kStartFen) record.start_fen = start;
+  if (start != chess::kStartFen) record.start_fen = start;
   record.moves = game.moves();
   record.comments.assign(record.moves.size(), "");
   record.opening_plies = game.ply();
