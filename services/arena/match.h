@@ -57,22 +57,42 @@ Result<int> PlayGame(Player<G>& first, Player<G>& second, const typename G::Stat
   }
 }
 
-// The opening of pair `pair`: book position order[pair % size] (or the game's start), then
-// `plies` random plies from a generator seeded by the pair, so both games of a pair start alike.
+// The openings of a match, one per pair of games: book position order[pair % size] (the book
+// shuffled once by the seed; the game's start without a book), then `plies` random plies from a
+// generator seeded by the pair, so both games of a pair start alike. Keeps a view of `book`.
 template <games::GameDefinition G>
-typename G::State PairOpening(std::span<const typename G::State> book, int pair, int plies,
-                              std::uint64_t seed, int max_plies) {
-  std::vector<std::size_t> order(std::max<std::size_t>(book.size(), 1));
-  std::iota(order.begin(), order.end(), 0);
-  mcts::Rng shuffle(seed);
-  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[shuffle.Next() % i]);
-  typename G::State state = book.empty()
-                                ? G::NewGame(max_plies)
-                                : book[order[static_cast<std::size_t>(pair) % order.size()]];
-  mcts::Rng rng(seed * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(pair) + 1);
-  selfplay::PlayRandomPlies<G>(state, plies, rng);
-  return state;
-}
+class PairOpenings {
+ public:
+  PairOpenings(std::span<const typename G::State> book, int plies, std::uint64_t seed,
+               int max_plies)
+      : book_(book),
+        order_(std::max<std::size_t>(book.size(), 1)),
+        plies_(plies),
+        seed_(seed),
+        max_plies_(max_plies) {
+    std::iota(order_.begin(), order_.end(), 0);
+    mcts::Rng shuffle(seed);
+    for (std::size_t i = order_.size(); i > 1; --i) {
+      std::swap(order_[i - 1], order_[shuffle.Next() % i]);
+    }
+  }
+
+  typename G::State ForPair(int pair) const {
+    typename G::State state = book_.empty()
+                                  ? G::NewGame(max_plies_)
+                                  : book_[order_[static_cast<std::size_t>(pair) % order_.size()]];
+    mcts::Rng rng(seed_ * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(pair) + 1);
+    selfplay::PlayRandomPlies<G>(state, plies_, rng);
+    return state;
+  }
+
+ private:
+  std::span<const typename G::State> book_;
+  std::vector<std::size_t> order_;
+  int plies_;
+  std::uint64_t seed_;
+  int max_plies_;
+};
 
 // Plays the match from the game's start, or from `book` positions when it is not empty.
 // `progress` is called after each game. Errors of the players (a network failing).
@@ -83,13 +103,13 @@ Result<match::MatchReport> PlayMatch(Player<G>& a, Player<G>& b, const MatchOpti
   AZ_CHECK(options.games >= 1 && options.opening_plies >= 0 && options.max_plies >= 0);
   const int max_plies = options.max_plies > 0 ? options.max_plies : G::kPlay.max_plies;
   mcts::Rng rng(options.seed);  // the players' own randomness
+  const PairOpenings<G> openings(book, options.opening_plies, options.seed, max_plies);
   const match::MatchSettings settings{
       .a = a.name(), .b = b.name(), .games = options.games, .sprt = options.sprt};
   return match::RunMatch(
       settings,
       [&](int game, bool a_first) -> Result<match::GameSummary> {
-        const typename G::State opening =
-            PairOpening<G>(book, game / 2, options.opening_plies, options.seed, max_plies);
+        const typename G::State opening = openings.ForPair(game / 2);
         AZ_ASSIGN_OR_RETURN(int outcome,
                             PlayGame<G>(a_first ? a : b, a_first ? b : a, opening, max_plies, rng));
         return match::GameSummary{.a_score = a_first ? outcome : -outcome};

@@ -153,11 +153,12 @@ int RunUciMatch(const Args& args, const std::optional<az::match::SprtConfig>& sp
       .a = engines[0]->name(), .b = engines[1]->name(), .games = args.games, .sprt = sprt};
   const std::string date = Today();
   int last_plies = 0;
+  const az::arena::PairOpenings<Chess> openings(*book, std::max(args.opening_plies, 0), args.seed,
+                                                0);
   const auto play = [&](int game, bool a_first) -> az::Result<az::match::GameSummary> {
     az::match::UciEngine& white = *engines[a_first ? 0 : 1];
     az::match::UciEngine& black = *engines[a_first ? 1 : 0];
-    const az::chess::Game opening = az::arena::PairOpening<Chess>(
-        *book, game / 2, std::max(args.opening_plies, 0), args.seed, 0);
+    const az::chess::Game opening = openings.ForPair(game / 2);
     az::match::ChessGameRecord record = az::match::PlayChessGame(white, black, opening, args.chess);
     last_plies = static_cast<int>(record.moves.size()) - record.opening_plies;
     if (pgn.is_open()) {
