@@ -1,6 +1,7 @@
 #include "core/nn/checksum.h"
 
 #include <bit>
+#include <cstdio>
 #include <cstring>
 
 namespace az::nn {
@@ -86,6 +87,12 @@ std::uint64_t Xxh64(std::span<const std::byte> data, std::uint64_t seed) {
   h *= kPrime3;
   h ^= h >> 32;
   return h;
+}
+
+std::string Xxh64Text(std::span<const std::byte> data) {
+  char text[32];
+  std::snprintf(text, sizeof text, "xxh64:%016llx", static_cast<unsigned long long>(Xxh64(data)));
+  return text;
 }
 
 }  // namespace az::nn

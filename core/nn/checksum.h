@@ -7,9 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace az::nn {
 
 std::uint64_t Xxh64(std::span<const std::byte> data, std::uint64_t seed = 0);
+
+// "xxh64:<16 hex digits>": how model events and az-relay name a weights file's checksum.
+std::string Xxh64Text(std::span<const std::byte> data);
 
 }  // namespace az::nn

@@ -169,6 +169,7 @@ Result<std::unique_ptr<ReplayApp>> ReplayApp::Create(const ReplayConfig& config)
   };
   AZ_ASSIGN_OR_RETURN(app->server_, ipc::Server::Create(server_options));
   app->RegisterCommands();
+  if (!config.remote_endpoint.empty()) AZ_RETURN_IF_ERROR(app->StartRemote());
   return app;
 }
 
@@ -200,6 +201,11 @@ Status ReplayApp::Run() {
   snapshotter_->Start();
   if (ingestor_) ingestor_->Start();
   if (!config_.model_events_from.empty()) events_thread_ = std::thread([this] { EventLoop(); });
+  if (remote_server_) {
+    AZ_RETURN_IF_ERROR(remote_server_->Start());
+    AZ_LOG(kInfo) << "serving self-play hosts on " << remote_server_->endpoint()
+                  << " (push, model; CURVE)";
+  }
   AZ_LOG(kInfo) << "serving on " << server_->endpoint() << " with " << store_->Stats().size
                 << " of " << store_->capacity() << " records";
 
@@ -218,12 +224,16 @@ Status ReplayApp::Run() {
         UpdateModelVersion(static_cast<std::int64_t>(ingest.max_model_version));
       }
     }
+    if (remote_ && remote_->max_model_version() > 0) {
+      UpdateModelVersion(static_cast<std::int64_t>(remote_->max_model_version()));
+    }
     if (metrics_) metrics_->Update(CollectMetrics());
   }
 
   AZ_LOG(kInfo) << "shutting down";
   // Stop the producers of new work first; the server goes on answering (state "stopping") and sends
-  // the replies of what is finishing.
+  // the replies of what is finishing. A push in progress finishes and is answered.
+  remote_server_.reset();
   if (ingestor_) ingestor_->Stop();
   sampler_->Stop();
   snapshotter_->Stop();
@@ -293,6 +303,10 @@ void ReplayApp::EventLoop() {
     Result<ipc::ModelPublished> model = ipc::ModelPublishedFromEvent(*event);
     if (!model.ok()) continue;
     UpdateModelVersion(model->version);
+    {
+      std::lock_guard lock(model_mutex_);
+      if (!latest_model_ || model->version > latest_model_->version) latest_model_ = *model;
+    }
     AZ_LOG(kInfo) << "model " << model->version << " published by " << event->publisher;
   }
 }
@@ -435,6 +449,7 @@ nlohmann::json ReplayApp::StatusJson() const {
   out["snapshots"] = std::move(snap);
   if (!restored_.is_null()) out["restored"] = restored_;
   out["metrics_port"] = metrics_ ? metrics_->port() : 0;
+  out["remote"] = remote_ ? RemoteStatusJson() : nlohmann::json(nullptr);
   return out;
 }
 

@@ -12,7 +12,9 @@
 //
 // Commands (docs/replay.md lists their arguments and replies): sample, update-priorities, insert,
 // read, snapshot, set, plus the built-in status, pause (stops ingesting from the ring), resume,
-// shutdown, commands.
+// shutdown, commands. With a remote endpoint, a second server there answers only what self-play
+// hosts need (docs/scaling.md): push (their samples) and model (the newest model file), plus the
+// built-in status and commands.
 
 #include <atomic>
 #include <chrono>
@@ -20,15 +22,18 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "core/base/status.h"
 #include "core/replay/replay_store.h"
+#include "ipc/event.h"
 #include "ipc/server.h"
 #include "services/replay/replay_config.h"
 #include "services/replay/replay_metrics.h"
 #include "services/replay/server/ingestor.h"
 #include "services/replay/server/rate_limiter.h"
+#include "services/replay/server/remote_ingest.h"
 #include "services/replay/server/sampler.h"
 #include "services/replay/server/snapshotter.h"
 
@@ -60,6 +65,8 @@ class ReplayApp {
 
   // The bound control endpoint and metrics port (0 when metrics are off).
   const std::string& endpoint() const;
+  // The bound remote endpoint (the port filled in); empty when there is none.
+  std::string remote_endpoint() const;
   int metrics_port() const;
 
  private:
@@ -83,6 +90,11 @@ class ReplayApp {
   Result<ipc::Reply> HandleRead(ipc::Request& request);
   void HandleSnapshot(ipc::Request& request, ipc::Responder& responder);
   Result<ipc::Reply> HandleSet(ipc::Request& request);
+  // The remote server's (remote_handlers.cc).
+  Status StartRemote();
+  Result<ipc::Reply> HandlePush(ipc::Request& request);
+  Result<ipc::Reply> HandleModel(ipc::Request& request);
+  nlohmann::json RemoteStatusJson() const;
 
   // The configuration; sample_timeout and log_level change with `set`, on the server thread only.
   ReplayConfig config_;
@@ -95,6 +107,12 @@ class ReplayApp {
   std::unique_ptr<Ingestor> ingestor_;
   std::mutex server_mutex_;  // guards server_ between Stop() (any thread) and the end of Run()
   std::unique_ptr<ipc::Server> server_;
+  std::unique_ptr<RemoteIngest> remote_;
+  std::unique_ptr<ipc::Server> remote_server_;  // serves on its own thread
+  std::string remote_bound_;                    // its endpoint, the port filled in
+  mutable std::mutex model_mutex_;              // guards latest_model_
+  std::optional<ipc::ModelPublished> latest_model_;  // the newest "model" event, for `model`
+  std::atomic<std::uint64_t> models_served_{0};
   nlohmann::json restored_;  // what --restore loaded, for status
 
   std::atomic<bool> stop_{false};

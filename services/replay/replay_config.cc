@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/sample/chess_sample.h"
+#include "ipc/curve.h"
 #include "ipc/endpoint.h"
 
 namespace az::replayd {
@@ -98,17 +99,27 @@ void AddReplayOptions(CLI::App& app, ReplayConfig& c) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
 
+  app.add_option("--remote-endpoint", c.remote_endpoint,
+                 "tcp://HOST:PORT where self-play hosts' az-relay push samples and fetch models "
+                 "(CURVE with the run's keys); empty: none");
+  app.add_option("--remote-dir", c.remote_dir,
+                 "the remote hosts' sequence journals (default: RUN_DIR/remote)");
   app.add_option("--model-events-from", c.model_events_from,
                  "service whose 'model' events give the current model version; empty: none")
       ->capture_default_str();
   // For the crash tests; not part of the documented interface.
   app.add_option("--crash-after-ingest", c.crash_after_ingest)->group("");
+  app.add_option("--crash-after-remote", c.crash_after_remote)->group("");
 }
 
 Status FinalizeConfig(ReplayConfig& c) {
   AZ_RETURN_IF_ERROR(service::FinalizeServiceOptions(c));
   if (c.store.empty()) c.store = c.run_dir + "/replay.store";
   if (c.snapshot_dir.empty()) c.snapshot_dir = c.run_dir + "/snapshots";
+  if (c.remote_dir.empty()) c.remote_dir = c.run_dir + "/remote";
+  if (!c.remote_endpoint.empty() && !ipc::IsTcpEndpoint(c.remote_endpoint)) {
+    return InvalidArgument("--remote-endpoint must be tcp://HOST:PORT, got " + c.remote_endpoint);
+  }
   c.store = std::filesystem::absolute(c.store).lexically_normal().string();
   c.snapshot_dir = std::filesystem::absolute(c.snapshot_dir).lexically_normal().string();
   AZ_ASSIGN_OR_RETURN(c.layout, ParseRecordLayout(c.record_layout));
@@ -154,6 +165,8 @@ nlohmann::json ConfigToJson(const ReplayConfig& c) {
           {"ingest_batch", c.ingest_batch},
           {"metrics_port", c.metrics_port},
           {"metrics_bind", c.metrics_bind},
+          {"remote_endpoint", c.remote_endpoint},
+          {"remote_dir", c.remote_dir},
           {"model_events_from", c.model_events_from},
           {"log_level", c.log_level},
           {"log_interval", c.log_interval}};

@@ -55,11 +55,18 @@ struct ReplayConfig : service::ServiceOptions {
   std::uint64_t ring_capacity = 4096;  // used when the daemon creates the ring
   std::uint32_t ingest_batch = 64;
 
+  // Samples from other hosts (docs/scaling.md): a tcp:// endpoint (always CURVE, the run's keys)
+  // where az-relay pushes its host's samples and fetches the newest model; empty: none.
+  std::string remote_endpoint;
+  std::string remote_dir;  // the hosts' journals; default <run-dir>/remote
+
   // Observability (besides the shared metrics and log options).
   std::string model_events_from = "learner";  // service whose "model" events set the model version
 
   // Test hook (hidden): SIGKILL after committing this many ring records, before releasing the last.
   std::uint64_t crash_after_ingest = 0;
+  // Test hook (hidden): SIGKILL after storing this many pushed records, before the journal commit.
+  std::uint64_t crash_after_remote = 0;
 
   // Derived by Finalize.
   RecordLayout layout;  // from record_layout by Validate

@@ -14,6 +14,13 @@
 //                                                        frames: [records: n x record_bytes]
 //   snapshot           {}                             -> {"path", "records", "bytes", "seconds"}
 //   set                {"key", "value"}               -> {"key", "value", "previous"}
+//
+// On the remote endpoint (self-play hosts' az-relay, docs/scaling.md):
+//   push               {"host", "first_seq", "count"}  frames: [count x record_bytes]
+//                      -> {"host", "committed_through", "stored", "duplicates", "rejected",
+//                          ["first_rejection"]}
+//   model              {"have"}                       -> {"version", "unchanged"} or
+//                      {"version", "checksum", "bytes"} frames: [the weights file]
 
 #include <string_view>
 
@@ -27,6 +34,8 @@ inline constexpr std::string_view kInsertCommand = "insert";
 inline constexpr std::string_view kReadCommand = "read";
 inline constexpr std::string_view kSnapshotCommand = "snapshot";
 inline constexpr std::string_view kSetCommand = "set";
+inline constexpr std::string_view kPushCommand = "push";
+inline constexpr std::string_view kModelCommand = "model";
 
 // The largest number of slots one `read` may name.
 inline constexpr int kMaxReadSlots = 65536;
