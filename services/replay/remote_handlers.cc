@@ -69,8 +69,6 @@ Result<ipc::Reply> ReplayApp::HandlePush(ipc::Request& request) {
       PushResult pushed,
       remote_->Push(host, first_seq,
                     std::span(static_cast<const std::byte*>(frame.data()), frame.size())));
-  inserted_control_.fetch_add(pushed.stored, std::memory_order_relaxed);
-  rejected_control_.fetch_add(pushed.rejected, std::memory_order_relaxed);
   nlohmann::json body = {{"host", host},
                          {"committed_through", pushed.committed_through},
                          {"stored", pushed.stored},

@@ -267,8 +267,15 @@ void ReplayApp::LogProgress() {
   const double seconds = std::max(1e-9, std::chrono::duration<double>(now - progress_.at).count());
   const replay::ReplayStats s = store_->Stats();
   const SamplerStats sampled = sampler_->Stats();
-  const std::uint64_t inserted = inserted_control_.load(std::memory_order_relaxed) +
-                                 (ingestor_ ? ingestor_->Stats().ingested : 0);
+  std::uint64_t inserted = inserted_control_.load(std::memory_order_relaxed) +
+                           (ingestor_ ? ingestor_->Stats().ingested : 0);
+  std::size_t hosts = 0;
+  if (remote_) {
+    for (const auto& [host, stats] : remote_->Stats()) {
+      inserted += stats.stored;
+      ++hosts;
+    }
+  }
   const std::uint64_t updates = s.updates_applied + s.updates_stale;
   auto rate = [&](std::uint64_t value, std::uint64_t before) {
     return static_cast<double>(value - std::min(value, before)) / seconds;
@@ -277,7 +284,8 @@ void ReplayApp::LogProgress() {
                 << rate(inserted, progress_.inserted) << " inserted/s, "
                 << rate(sampled.draws, progress_.sampled) << " sampled/s, "
                 << rate(updates, progress_.updates) << " priority updates/s, " << sampled.waiting
-                << " requests waiting for the rate limiter";
+                << " requests waiting for the rate limiter"
+                << (remote_ ? "; " + std::to_string(hosts) + " remote hosts" : "");
   progress_ = {now, inserted, sampled.draws, updates};
 }
 
@@ -357,6 +365,14 @@ MetricsInput ReplayApp::CollectMetrics() const {
     in.ring_sleeping_producers = ingest.ring.sleeping_producers;
     in.ring_reclaimed_writes = ingest.ring.reclaimed_writes;
     in.ring_reclaimed_reads = ingest.ring.reclaimed_reads;
+  }
+  if (remote_) {
+    for (const auto& [host, stats] : remote_->Stats()) {
+      in.inserted_remote += stats.stored;
+      in.rejected_remote += stats.rejected;
+      in.remote_hosts.push_back({host, stats.stored, stats.duplicates, stats.rejected,
+                                 stats.committed_through});
+    }
   }
   in.samples_per_insert = limiter.options.samples_per_insert;
   in.draws_available =

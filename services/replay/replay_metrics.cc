@@ -5,6 +5,8 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "services/common/metric_builders.h"
@@ -43,12 +45,23 @@ struct ReplayMetrics::Families {
                      .Register(r)),
         inserted_ring(inserted.Add({{"source", "ring"}})),
         inserted_control(inserted.Add({{"source", "control"}})),
+        inserted_remote(inserted.Add({{"source", "remote"}})),
         rejected(prometheus::BuildCounter()
                      .Name("az_replay_rejected_records_total")
                      .Help("Malformed records dropped instead of stored")
                      .Register(r)),
         rejected_ring(rejected.Add({{"source", "ring"}})),
         rejected_control(rejected.Add({{"source", "control"}})),
+        rejected_remote(rejected.Add({{"source", "remote"}})),
+        remote(prometheus::BuildCounter()
+                   .Name("az_replay_remote_records_total")
+                   .Help("Samples pushed by each self-play host (az-relay), by result: stored, "
+                         "duplicate (pushed again after a lost reply or a restart) or rejected")
+                   .Register(r)),
+        remote_seq(prometheus::BuildGauge()
+                       .Name("az_replay_remote_committed_seq")
+                       .Help("The last sequence number of each self-play host handled")
+                       .Register(r)),
         duplicates(prometheus::BuildCounter()
                        .Name("az_replay_duplicate_records_total")
                        .Help("Ring records delivered again after a restart and not stored twice")
@@ -154,9 +167,21 @@ struct ReplayMetrics::Families {
   prometheus::Family<Counter>& inserted;
   Counter& inserted_ring;
   Counter& inserted_control;
+  Counter& inserted_remote;
   prometheus::Family<Counter>& rejected;
   Counter& rejected_ring;
   Counter& rejected_control;
+  Counter& rejected_remote;
+  prometheus::Family<Counter>& remote;
+  prometheus::Family<Gauge>& remote_seq;
+  struct HostSeries {
+    Counter* stored;
+    Counter* duplicate;
+    Counter* rejected;
+    Gauge* committed;
+  };
+  std::mutex hosts_mutex;
+  std::map<std::string, HostSeries> hosts;  // made on a host's first appearance
   Counter& duplicates;
   Counter& sample_requests;
   Counter& sampled;
@@ -215,6 +240,28 @@ void ReplayMetrics::Update(const MetricsInput& in) {
   AdvanceTo(m.inserted_control, static_cast<double>(in.inserted_control));
   AdvanceTo(m.rejected_ring, static_cast<double>(in.rejected_ring));
   AdvanceTo(m.rejected_control, static_cast<double>(in.rejected_control));
+  AdvanceTo(m.inserted_remote, static_cast<double>(in.inserted_remote));
+  AdvanceTo(m.rejected_remote, static_cast<double>(in.rejected_remote));
+  {
+    std::lock_guard lock(m.hosts_mutex);
+    for (const MetricsInput::RemoteHost& host : in.remote_hosts) {
+      auto it = m.hosts.find(host.host);
+      if (it == m.hosts.end()) {
+        it = m.hosts
+                 .emplace(host.host,
+                          Families::HostSeries{
+                              &m.remote.Add({{"host", host.host}, {"result", "stored"}}),
+                              &m.remote.Add({{"host", host.host}, {"result", "duplicate"}}),
+                              &m.remote.Add({{"host", host.host}, {"result", "rejected"}}),
+                              &m.remote_seq.Add({{"host", host.host}})})
+                 .first;
+      }
+      AdvanceTo(*it->second.stored, static_cast<double>(host.stored));
+      AdvanceTo(*it->second.duplicate, static_cast<double>(host.duplicates));
+      AdvanceTo(*it->second.rejected, static_cast<double>(host.rejected));
+      it->second.committed->Set(static_cast<double>(host.committed_through));
+    }
+  }
   AdvanceTo(m.duplicates, static_cast<double>(in.duplicates));
   AdvanceTo(m.sample_requests, static_cast<double>(in.sample_requests));
   AdvanceTo(m.sampled, static_cast<double>(in.sampled_records));

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/base/status.h"
 
@@ -57,6 +58,17 @@ struct MetricsInput {
   std::uint64_t limiter_sample_waits = 0;
   std::uint64_t limiter_sample_timeouts = 0;
   std::uint64_t limiter_insert_waits = 0;
+  // Samples pushed by other hosts (az-relay), in all and per host.
+  std::uint64_t inserted_remote = 0;
+  std::uint64_t rejected_remote = 0;
+  struct RemoteHost {
+    std::string host;
+    std::uint64_t stored = 0;
+    std::uint64_t duplicates = 0;
+    std::uint64_t rejected = 0;
+    std::uint64_t committed_through = 0;
+  };
+  std::vector<RemoteHost> remote_hosts;
   // Snapshots.
   bool has_snapshot = false;
   double snapshot_age_seconds = 0;
