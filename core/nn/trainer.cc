@@ -3,13 +3,19 @@
 #include <torch/optim/optimizer.h>
 #include <torch/types.h>
 #include <torch/utils.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <numbers>
 #include <optional>
+#include <sstream>
 
+#include "core/nn/distributed.h"
 #include "core/nn/torch_batch.h"
+#include "core/nn/torch_distributed.h"
 #include "core/nn/torch_loss.h"
 #include "core/nn/torch_model.h"
 #include "core/nn/torch_optim.h"
@@ -116,6 +122,74 @@ void UpdateMovingAverage(TrainerImpl& impl) {
   }
 }
 
+// Data-parallel steps: one all-reduce per step of one float32 host tensor laid out as
+// [failed ranks, loss, policy loss, value loss, the gradients in parameters() order, the
+// floating-point buffers (BatchNorm statistics) in buffers() order]. Every rank sends the same
+// layout; summing, then dividing all but the count by the world size, averages them.
+constexpr std::int64_t kGroupHeader = 4;
+
+std::int64_t GroupTensorSize(AzNetImpl& model) {
+  std::int64_t n = kGroupHeader;
+  for (const torch::Tensor& p : model.parameters()) n += p.numel();
+  for (const torch::Tensor& b : model.buffers()) {
+    if (b.is_floating_point()) n += b.numel();
+  }
+  return n;
+}
+
+// A rank whose step failed before its all-reduce still takes part, counted as failed, so that the
+// others skip the step rather than wait for it until the group's timeout.
+Status JoinStepAsFailed(TrainerImpl& impl) {
+  try {
+    torch::Tensor flat = torch::zeros({GroupTensorSize(*impl.model)}, torch::kFloat);
+    flat[0] = 1.0f;
+    return AllReduceSum(*impl.options.group, flat);
+  } catch (const std::exception& e) {
+    return TorchErrorStatus("joining the group's step", e);
+  }
+}
+
+struct GroupStep {
+  double failed_ranks = 0;
+  double loss = 0, policy_loss = 0, value_loss = 0;  // the group's means
+};
+
+// Sums this rank's part of the step over the group and writes the averages back: gradients into
+// `grads` (every parameter's, zeros where this rank has none), BatchNorm statistics into the model.
+Result<GroupStep> ReduceStep(TrainerImpl& impl, const std::vector<torch::Tensor>& grads,
+                             const torch::Tensor& local_means) {
+  ProcessGroup& group = *impl.options.group;
+  std::vector<torch::Tensor> buffers;
+  for (const torch::Tensor& b : impl.model->buffers()) {
+    if (b.is_floating_point()) buffers.push_back(b);
+  }
+  std::vector<torch::Tensor> parts;
+  parts.reserve(grads.size() + buffers.size());
+  for (const torch::Tensor& g : grads) parts.push_back(g.detach().reshape({-1}).to(torch::kFloat));
+  for (const torch::Tensor& b : buffers)
+    parts.push_back(b.detach().reshape({-1}).to(torch::kFloat));
+  torch::Tensor header = torch::zeros({kGroupHeader}, torch::kFloat);
+  header.narrow(0, 1, 3).copy_(local_means);
+  torch::Tensor flat = torch::cat({header, torch::cat(parts).to(torch::kCPU)});
+  AZ_RETURN_IF_ERROR(AllReduceSum(group, flat));
+  const double world = static_cast<double>(group.world_size());
+  const torch::Tensor sums = flat.narrow(0, 0, kGroupHeader).to(torch::kDouble);
+  GroupStep step;
+  step.failed_ranks = sums[0].item<double>();
+  step.loss = sums[1].item<double>() / world;
+  step.policy_loss = sums[2].item<double>() / world;
+  step.value_loss = sums[3].item<double>() / world;
+  flat.narrow(0, kGroupHeader, flat.numel() - kGroupHeader).div_(world);
+  std::int64_t offset = kGroupHeader;
+  auto write_back = [&](const torch::Tensor& dst) {
+    dst.copy_(flat.narrow(0, offset, dst.numel()).view(dst.sizes()));
+    offset += dst.numel();
+  };
+  for (const torch::Tensor& g : grads) write_back(g);
+  for (const torch::Tensor& b : buffers) write_back(b);
+  return step;
+}
+
 CheckpointState StateOf(const TrainerImpl& impl, std::uint64_t model_version) {
   CheckpointState s;
   s.step = impl.counters.steps;
@@ -158,6 +232,7 @@ std::string_view SkipReasonName(SkipReason reason) {
     case SkipReason::kNone: return "none";
     case SkipReason::kNonFiniteLoss: return "non-finite loss";
     case SkipReason::kNonFiniteGradient: return "non-finite gradient";
+    case SkipReason::kPeerFailed: return "another rank's step failed";
   }
   return "unknown";
 }
@@ -175,10 +250,16 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
   TrainerImpl& s = *impl_;
   const TrainerOptions& o = s.options;
   const bool cuda = s.device.is_cuda();
-  AZ_ASSIGN_OR_RETURN(TrainBatch batch,
-                      BuildTrainBatch(samples, encode, o.net, o.runtime.input_layout, cuda));
+  Result<TrainBatch> built = BuildTrainBatch(samples, encode, o.net, o.runtime.input_layout, cuda);
+  if (!built.ok()) {
+    if (o.group != nullptr) AZ_RETURN_IF_ERROR(JoinStepAsFailed(s));
+    return built.status();
+  }
+  TrainBatch& batch = *built;
   TrainStepResult result;
   TrainStepStats& stats = result.stats;
+  std::vector<torch::Tensor> saved_buffers;
+  bool joined_group = false;  // this rank's all-reduce for the step happened (or failed)
   try {
     const torch::Tensor x =
         batch.input.to(s.device, cuda)
@@ -188,7 +269,7 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
     const torch::Tensor wdl_target = batch.wdl_target.to(s.device, cuda);
     const torch::Tensor weight = batch.weight.to(s.device, cuda);
 
-    const std::vector<torch::Tensor> saved_buffers = SnapshotBuffers(*s.model);
+    saved_buffers = SnapshotBuffers(*s.model);
     s.model->train();
     s.optimizer->zero_grad();
     LossTerms terms;
@@ -223,24 +304,52 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
       s.counters.loss_scale = s.scaler ? s.scaler->scale() : 1.0;
       s.counters.scaler_overflows = s.scaler ? s.scaler->overflows() : 0;
     };
-    if (!std::isfinite(stats.loss)) {
+    const bool loss_finite = std::isfinite(stats.loss);
+    if (!loss_finite && o.group == nullptr) {
       skip(SkipReason::kNonFiniteLoss);
       return result;
     }
 
-    (s.scaler ? loss * stats.loss_scale : loss).backward();
+    // In a group a rank with a non-finite loss has no gradient to give; it still takes part in
+    // the all-reduce (its loss makes the group's loss non-finite, so every rank skips).
+    if (loss_finite) (s.scaler ? loss * stats.loss_scale : loss).backward();
     std::vector<torch::Tensor> grads;
     for (const torch::Tensor& p : s.model->parameters()) {
-      if (p.grad().defined()) grads.push_back(p.grad());
+      if (p.grad().defined()) {
+        grads.push_back(p.grad());
+      } else if (o.group != nullptr) {
+        grads.push_back(torch::zeros_like(p));  // same layout on every rank
+      }
     }
     torch::NoGradGuard no_grad;
     if (s.scaler) {
       for (torch::Tensor& g : grads) g.mul_(1.0 / stats.loss_scale);
     }
+    if (o.group != nullptr) {
+      joined_group = true;
+      Result<GroupStep> group = ReduceStep(s, grads, means.to(torch::kFloat));
+      if (!group.ok()) {
+        s.optimizer->zero_grad();
+        RestoreBuffers(*s.model, saved_buffers);
+        return group.status();
+      }
+      stats.loss = group->loss;
+      stats.policy_loss = group->policy_loss;
+      stats.value_loss = group->value_loss;
+      if (group->failed_ranks > 0) {
+        skip(SkipReason::kPeerFailed);
+        return result;
+      }
+      if (!std::isfinite(stats.loss)) {
+        skip(SkipReason::kNonFiniteLoss);
+        return result;
+      }
+    }
     std::vector<torch::Tensor> norms;
     norms.reserve(grads.size());
     for (const torch::Tensor& g : grads) norms.push_back(g.norm(2).to(torch::kFloat));
     stats.grad_norm = torch::stack(norms).norm(2).item<double>();
+    // In a group the averaged gradient is non-finite when any rank's was: all ranks agree.
     const bool finite = std::isfinite(stats.grad_norm);
     if (s.scaler) s.scaler->Update(!finite);
     if (!finite) {
@@ -259,9 +368,56 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
     s.counters.loss_scale = s.scaler ? s.scaler->scale() : 1.0;
     s.counters.scaler_overflows = s.scaler ? s.scaler->overflows() : 0;
   } catch (const std::exception& e) {
-    return TorchErrorStatus("training step", e);
+    const Status error = TorchErrorStatus("training step", e);
+    if (o.group != nullptr && !joined_group) {
+      if (!saved_buffers.empty()) RestoreBuffers(*s.model, saved_buffers);
+      s.optimizer->zero_grad();
+      AZ_RETURN_IF_ERROR(JoinStepAsFailed(s));
+    }
+    return error;
   }
   return result;
+}
+
+Result<WeightsFileInfo> Trainer::SyncFromRoot(std::uint64_t model_version) {
+  ProcessGroup* group = impl_->options.group;
+  if (group == nullptr) return FailedPrecondition("trainer: SyncFromRoot needs a process group");
+  // The checkpoint image is the one complete, tested serialisation of the trainer's state.
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("az-trainer-sync-" + std::to_string(::getpid()) + "-" + std::to_string(group->rank()) + "-" +
+       std::string(group->generation()) + ".azc");
+  struct Remove {
+    std::filesystem::path path;
+    ~Remove() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  } remove{file};
+  std::string image;
+  if (group->rank() == 0) {
+    AZ_RETURN_IF_ERROR(SaveCheckpoint(file.string(), model_version));
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (!in) return Internal("trainer: cannot read back " + file.string());
+    image = std::move(bytes).str();
+  }
+  AZ_ASSIGN_OR_RETURN(image, group->BroadcastFromRoot(image));
+  if (group->rank() == 0) {
+    WeightsFileInfo info;
+    info.kind = WeightsFileKind::kCheckpoint;
+    info.net = impl_->options.net;
+    info.model_version = model_version;
+    info.train_step = impl_->counters.steps;
+    return info;
+  }
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(image.data(), static_cast<std::streamsize>(image.size()));
+    if (!out.flush()) return FailedPrecondition("trainer: cannot write " + file.string());
+  }
+  return LoadCheckpoint(file.string());
 }
 
 Status Trainer::SaveWeights(const std::string& path, std::uint64_t model_version) const {

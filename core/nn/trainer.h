@@ -6,6 +6,13 @@
 // linear weights only, optional gradient clipping. A batch whose loss or gradients are not finite
 // is skipped (no update) and counted. On CUDA with fp16, dynamic loss scaling
 // (core/nn/loss_scaler.h) guards the fp16 gradients; on CPU training is fp32. Not thread-safe.
+//
+// Data-parallel training (TrainerOptions::group, docs/scaling.md): every rank runs TrainStep on
+// its own batch of the same size; after the backward, one all-reduce per step averages the
+// gradients and BatchNorm's running statistics over the ranks (one flattened tensor) and carries
+// each rank's loss and a "this rank failed" count, so every rank clips, skips or steps alike. A
+// non-finite loss or gradient on any rank makes every rank skip the step. SyncFromRoot makes every
+// rank's state (weights, optimizer, moving average, counters) rank 0's.
 
 #include <cstdint>
 #include <memory>
@@ -27,6 +34,8 @@ enum class LossScalingMode : std::uint8_t {
   kOff,
 };
 
+class ProcessGroup;  // core/nn/distributed.h
+
 struct TrainerOptions {
   NetConfig net;
   RuntimeOptions runtime;
@@ -36,7 +45,7 @@ struct TrainerOptions {
   // steps (counted from the first), then min_learning_rate for good; 0: constant lr.
   std::int64_t decay_steps = 0;
   double min_learning_rate = 0.0;
-  double weight_decay = 1e-4;     // conv and linear weights only
+  double weight_decay = 1e-4;  // conv and linear weights only
   // false: Adam with L2 weight decay added to the gradient (the "Adam with weight decay");
   // true: AdamW's decoupled decay.
   bool decoupled_weight_decay = false;
@@ -52,6 +61,9 @@ struct TrainerOptions {
   double ema_decay = 0.0;
   LossScalingMode loss_scaling = LossScalingMode::kAuto;
   LossScalerOptions loss_scaler;
+  // Borrowed, optional: the data-parallel group this trainer is a rank of (must outlive the
+  // trainer). nullptr: a single trainer, nothing distributed.
+  ProcessGroup* group = nullptr;
 
   // INVALID_ARGUMENT naming the first bad field.
   Status Validate() const;
@@ -61,6 +73,7 @@ enum class SkipReason : std::uint8_t {
   kNone,
   kNonFiniteLoss,      // the weighted loss was NaN or inf: no backward, no update
   kNonFiniteGradient,  // a gradient was NaN or inf (with loss scaling: the scale backs off)
+  kPeerFailed,         // data-parallel: another rank's step failed (refused batch, LibTorch error)
 };
 std::string_view SkipReasonName(SkipReason reason);
 
@@ -111,6 +124,11 @@ class Trainer {
   // INVALID_ARGUMENT for a malformed sample (the message names it; nothing is changed);
   // RESOURCE_EXHAUSTED / INTERNAL if LibTorch fails. A skipped batch is not an error: see
   // stats.skipped. Blocks for the whole step (device work included).
+  // With a group: every rank must call it once per step (a rank whose batch is refused or fails
+  // still takes part, so the others skip with kPeerFailed instead of waiting); the stats' loss,
+  // policy_loss, value_loss and grad_norm are then the group's (the per-sample losses stay this
+  // rank's). UNAVAILABLE when the group failed (a rank died or timed out: nothing is changed, and
+  // the group is of no further use); that code means nothing else here.
   Result<TrainStepResult> TrainStep(std::span<const TrainSample> samples, const EncodeFn& encode);
 
   // The model's weights, for the evaluator (atomic replace): the moving average when ema_decay > 0.
@@ -126,6 +144,14 @@ class Trainer {
   // Starts from published weights (optimizer state and counters are kept; the moving average
   // restarts from them). Errors as above.
   Status LoadWeights(const std::string& path);
+
+  // Data-parallel: makes this rank's whole state (weights, BatchNorm statistics, optimizer, moving
+  // average, step and counters) rank 0's, through a checkpoint image broadcast from rank 0.
+  // Collective: every rank calls it at the same point. Returns rank 0's image header (its
+  // model_version argument, its step). FAILED_PRECONDITION without a group; UNAVAILABLE when the
+  // group fails; errors as SaveCheckpoint / LoadCheckpoint (rank 0's failing to write leaves the
+  // others waiting until the group's timeout).
+  Result<WeightsFileInfo> SyncFromRoot(std::uint64_t model_version);
 
   // The base learning rate (before warm-up) from the next step on; must be >= 0 and finite.
   void SetLearningRate(double learning_rate);
