@@ -43,10 +43,10 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   const LearnerConfig& c = app->config_;
   service::LogEffectiveConfig(ConfigToJson(c));
 
-  app->decoder_ = BatchDecoder::Create(
-      c.game_kind, {.augment_symmetries = c.symmetry_augment,
-                    .seed = c.seed + 17,
-                    .root_value_mix = static_cast<float>(c.root_value_mix)});
+  app->decoder_ =
+      BatchDecoder::Create(c.game_kind, {.augment_symmetries = c.symmetry_augment,
+                                         .seed = c.seed + 17,
+                                         .root_value_mix = static_cast<float>(c.root_value_mix)});
   AZ_CHECK(app->decoder_->Fits(c.net_config), "FinalizeConfig picks the game's network");
   AZ_ASSIGN_OR_RETURN(replay::BetaSchedule beta, replay::BetaSchedule::Create(c.beta));
   app->beta_ = beta;
@@ -69,6 +69,19 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
                                            .status = [self] { return self->StatusJson(); }}));
   app->RegisterCommands();
 
+  if (c.world_size > 1) {
+    AZ_LOG(kInfo) << "joining the learner group as rank " << c.rank << " of " << c.world_size
+                  << " at " << c.rendezvous << " (waiting up to " << c.rendezvous_timeout
+                  << " s for every rank; collectives time out after " << c.dist_timeout << " s)";
+    AZ_ASSIGN_OR_RETURN(app->group_, nn::ProcessGroup::Create(c.group));
+    AZ_LOG(kInfo) << "joined the learner group, generation " << app->group_->generation();
+    if (c.rank != 0) {
+      AZ_LOG(kInfo) << "rank " << c.rank << " leaves checkpoints and publishing models to rank 0; "
+                    << "it draws its own batches and sends its own priorities";
+    }
+  }
+  if (app->metrics_) app->metrics_->SetGroup(c.rank, c.world_size);
+
   AZ_ASSIGN_OR_RETURN(nn::DeviceChoice device, ParseDevice(c.device));
   nn::TrainerOptions options;
   options.net = c.net_config;
@@ -87,6 +100,7 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.decoupled_weight_decay = c.decoupled_weight_decay;
   options.value_loss_weight = c.value_loss_weight;
   options.max_grad_norm = c.max_grad_norm;
+  options.group = app->group_.get();
   AZ_ASSIGN_OR_RETURN(app->trainer_, nn::Trainer::Create(options));
   {
     std::lock_guard lock(app->status_mutex_);
@@ -95,19 +109,24 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   AZ_LOG(kInfo) << "network " << c.net_config.ToString() << " on " << app->trainer_->DeviceName()
                 << (app->trainer_->UsesLossScaling() ? " (fp16, loss scaling)" : "");
 
-  AZ_ASSIGN_OR_RETURN(CheckpointDir checkpoints,
-                      CheckpointDir::Open(c.checkpoint_dir, c.checkpoint_keep));
-  app->checkpoints_ = std::move(checkpoints);
-  AZ_RETURN_IF_ERROR(app->Restore());
+  // Checkpoints and models are rank 0's alone (every rank holds the same state).
+  if (app->IsRoot()) {
+    AZ_ASSIGN_OR_RETURN(CheckpointDir checkpoints,
+                        CheckpointDir::Open(c.checkpoint_dir, c.checkpoint_keep));
+    app->checkpoints_ = std::move(checkpoints);
+    AZ_RETURN_IF_ERROR(app->Restore());
 
-  AZ_ASSIGN_OR_RETURN(app->publisher_, ModelPublisher::Create({.run_dir = c.run_dir,
-                                                               .service = c.service,
-                                                               .events_endpoint = c.events_endpoint,
-                                                               .model_dir = c.model_dir,
-                                                               .keep = c.model_keep}));
-  if (std::optional<std::uint64_t> latest = app->publisher_->LatestVersion()) {
-    app->model_version_ = std::max(app->model_version_, static_cast<std::int64_t>(*latest));
+    AZ_ASSIGN_OR_RETURN(app->publisher_,
+                        ModelPublisher::Create({.run_dir = c.run_dir,
+                                                .service = c.service,
+                                                .events_endpoint = c.events_endpoint,
+                                                .model_dir = c.model_dir,
+                                                .keep = c.model_keep}));
+    if (std::optional<std::uint64_t> latest = app->publisher_->LatestVersion()) {
+      app->model_version_ = std::max(app->model_version_, static_cast<std::int64_t>(*latest));
+    }
   }
+  if (app->group_) AZ_RETURN_IF_ERROR(app->SyncGroup("start"));
 
   AZ_ASSIGN_OR_RETURN(replayd::ReplayClient replay,
                       replayd::ReplayClient::Create({.run_dir = c.run_dir,
@@ -116,33 +135,35 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
                                                      .attempt_timeout = Millis(c.replay_timeout),
                                                      .max_attempts = 1}));
   app->source_ = std::make_unique<ReplayBatchSource>(std::move(replay));
-  AZ_ASSIGN_OR_RETURN(app->loop_,
-                      LearnerLoop::Create({.batch = c.batch,
-                                           .sample_timeout = Millis(c.sample_timeout),
-                                           .max_steps = c.max_steps,
-                                           .publish_every = c.publish_every,
-                                           .checkpoint_every = c.checkpoint_every,
-                                           .rollback_after_skips = c.rollback_after_skips,
-                                           .max_train_errors_in_a_row = kMaxTrainErrorsInARow,
-                                           .retry_pause = std::chrono::milliseconds(1000)},
-                                          *app->beta_,
-                                          {.trainer = app->trainer_.get(),
-                                           .decoder = app->decoder_.get(),
-                                           .source = app->source_.get(),
-                                           .hooks = self,
-                                           .interrupted = [self] {
+  AZ_ASSIGN_OR_RETURN(
+      app->loop_, LearnerLoop::Create({.batch = c.batch,
+                                       .sample_timeout = Millis(c.sample_timeout),
+                                       .max_steps = c.max_steps,
+                                       .publish_every = c.publish_every,
+                                       .checkpoint_every = c.checkpoint_every,
+                                       .rollback_after_skips = c.rollback_after_skips,
+                                       .max_train_errors_in_a_row = kMaxTrainErrorsInARow,
+                                       .retry_pause = std::chrono::milliseconds(1000)},
+                                      *app->beta_,
+                                      {.trainer = app->trainer_.get(),
+                                       .decoder = app->decoder_.get(),
+                                       .source = app->source_.get(),
+                                       .hooks = self,
+                                       .interrupted =
+                                           [self] {
                                              return self->stop_.load(std::memory_order_acquire) ||
                                                     self->server_->shutdown_requested();
-                                           }}));
+                                           },
+                                       .group = app->group_.get(),
+                                       .paused = [self] { return self->server_->paused(); }}));
 
   app->collapse_ = CollapseWatch({.max_drop = c.collapse_drop,
                                   .min_value_loss = c.collapse_value_loss,
                                   .min_steps = kLossAverageSteps});
-  if (c.benchmark && SolverBenchmark::Available(c.game)) {
+  if (c.benchmark && SolverBenchmark::Available(c.game) && app->IsRoot()) {
     app->benchmark_ = std::make_unique<SolverBenchmark>(
         c.game, [self](const Result<BenchmarkResult>& result) { self->RecordBenchmark(result); });
-    AZ_LOG(kInfo) << "scoring every " << c.benchmark_every
-                  << (c.benchmark_every == 1 ? "" : "th")
+    AZ_LOG(kInfo) << "scoring every " << c.benchmark_every << (c.benchmark_every == 1 ? "" : "th")
                   << " published model against the " << c.game << " solver in the background";
   }
 
@@ -166,6 +187,35 @@ LearnerApp::~LearnerApp() {
   benchmark_.reset();
   // The server next: its thread calls StatusJson, which reads the rest.
   server_.reset();
+}
+
+Status LearnerApp::SyncGroup(std::string_view why) {
+  // Rank 0's bookkeeping first (its newest model and where it resumed from), then its trainer.
+  std::string header;
+  if (IsRoot()) {
+    std::lock_guard lock(status_mutex_);
+    header =
+        nlohmann::json{{"model_version", model_version_}, {"resumed_from", snapshot_.resumed_from}}
+            .dump();
+  }
+  AZ_ASSIGN_OR_RETURN(header, group_->BroadcastFromRoot(header));
+  const nlohmann::json root = nlohmann::json::parse(header, nullptr, /*allow_exceptions=*/false);
+  if (!root.is_object() || !root.contains("model_version")) {
+    return Internal("learner group: rank 0 sent a malformed state header");
+  }
+  const std::int64_t version = root["model_version"].get<std::int64_t>();
+  AZ_ASSIGN_OR_RETURN(
+      const nn::WeightsFileInfo info,
+      trainer_->SyncFromRoot(version < 0 ? 0 : static_cast<std::uint64_t>(version)));
+  if (!IsRoot()) {
+    model_version_ = version;
+    std::lock_guard lock(status_mutex_);
+    snapshot_.resumed_from = root.value("resumed_from", std::string());
+    snapshot_.model_version = model_version_;
+  }
+  AZ_LOG(kInfo) << "learner group (" << why << "): every rank holds rank 0's state at step "
+                << info.train_step << ", model " << version;
+  return Status::Ok();
 }
 
 Status LearnerApp::Restore() {
@@ -261,43 +311,56 @@ nlohmann::json LearnerApp::StatusJson() {
           {"checkpoint_step", s.checkpoint_step},
           {"resumed_from", s.resumed_from},
           {"last_error", s.last_error},
-          {"benchmark",
-           s.benchmark_model < 0
-               ? nlohmann::json(nullptr)
-               : nlohmann::json{{"model_version", s.benchmark.model_version},
-                                {"set", s.benchmark.set},
-                                {"positions", s.benchmark.positions},
-                                {"kept", s.benchmark.kept},
-                                {"share", s.benchmark.share},
-                                {"nontrivial_share", s.benchmark.nontrivial_share},
-                                {"best_share", collapse_best.first},
-                                {"best_model_version", collapse_best.second}}},
+          {"benchmark", s.benchmark_model < 0
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json{{"model_version", s.benchmark.model_version},
+                                             {"set", s.benchmark.set},
+                                             {"positions", s.benchmark.positions},
+                                             {"kept", s.benchmark.kept},
+                                             {"share", s.benchmark.share},
+                                             {"nontrivial_share", s.benchmark.nontrivial_share},
+                                             {"best_share", collapse_best.first},
+                                             {"best_model_version", collapse_best.second}}},
           {"collapse_suspected", collapse_suspected},
           {"collapse_warning", s.collapse_warning},
           {"events_endpoint", config_.events_endpoint},
-          {"metrics_port", metrics_port()}};
+          {"metrics_port", metrics_port()},
+          {"rank", config_.rank},
+          {"world_size", config_.world_size},
+          {"group",
+           group_ ? nlohmann::json{{"rendezvous", config_.rendezvous},
+                                   {"generation", std::string(group_->generation())},
+                                   {"timeout", config_.dist_timeout},
+                                   {"role", IsRoot() ? "checkpoints and publishes models"
+                                                     : "leaves checkpoints and models to rank 0"}}
+                  : nlohmann::json(nullptr)}};
 }
 
 Status LearnerApp::Run() {
   AZ_RETURN_IF_ERROR(server_->Start());
-  AZ_LOG(kInfo) << "serving on " << server_->endpoint() << ", publishing models on "
-                << publisher_->endpoint() << (exporter_ ? ", metrics on port " : "")
+  AZ_LOG(kInfo) << "serving on " << server_->endpoint()
+                << (publisher_ ? ", publishing models on " + publisher_->endpoint()
+                               : ", rank 0 publishes the models")
+                << (exporter_ ? ", metrics on port " : "")
                 << (exporter_ ? std::to_string(exporter_->port()) : std::string());
   if (model_version_ < 0) {
     // Every service then plays the network the learner starts from, and the arena has a baseline.
+    // (Other ranks only count it, as they count every model rank 0 publishes.)
     AZ_RETURN_IF_ERROR(PublishModel());
   }
   last_log_ = Clock::now();
   last_rate_ = last_log_;
   step_at_last_log_ = trainer_->counters().steps;
   Status status;
-  while (!stop_.load(std::memory_order_acquire) && !server_->shutdown_requested()) {
+  // In a group a stop or pause is voted on inside the loop's step, so that all ranks stop or pause
+  // together; the loop's step is the only place a rank leaves.
+  while (group_ || (!stop_.load(std::memory_order_acquire) && !server_->shutdown_requested())) {
     ServeCheckpointRequests();
     if (loop_->Done()) {
       AZ_LOG(kInfo) << "reached --max-steps " << config_.max_steps;
       break;
     }
-    if (server_->paused()) {
+    if (!group_ && server_->paused()) {
       {
         std::lock_guard lock(status_mutex_);
         snapshot_.activity = "paused";
@@ -308,7 +371,25 @@ Status LearnerApp::Run() {
     Result<StepOutcome> outcome = loop_->Step();
     if (!outcome.ok()) {
       status = outcome.status();
+      if (group_ && !group_->healthy()) {
+        AZ_LOG(kError) << status.ToString() << "; rank " << config_.rank
+                       << " exits so that its supervisor restarts it and the group meets again "
+                       << "at " << config_.rendezvous;
+      }
       break;
+    }
+    if (outcome->kind == StepOutcome::Kind::kStopped) {
+      AZ_LOG(kInfo) << "a rank of the learner group was asked to stop: every rank stops";
+      break;
+    }
+    if (outcome->kind == StepOutcome::Kind::kPaused) {
+      {
+        std::lock_guard lock(status_mutex_);
+        snapshot_.activity = "paused (a rank of the learner group is paused)";
+      }
+      if (metrics_) metrics_->SetWaiting(false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
     }
     Record(*outcome);
     UpdateRate();
@@ -318,8 +399,9 @@ Status LearnerApp::Run() {
     std::lock_guard lock(status_mutex_);
     snapshot_.activity = "stopping";
   }
-  // The final checkpoint: a restart continues from exactly here.
-  if (!has_checkpoint_ || checkpointed_step_ != trainer_->counters().steps) {
+  // The final checkpoint: a restart continues from exactly here. (After a failed collective too:
+  // rank 0's state is still the last step every rank took.)
+  if (IsRoot() && (!has_checkpoint_ || checkpointed_step_ != trainer_->counters().steps)) {
     Result<std::string> written = SaveCheckpoint("shutdown");
     if (status.ok() && !written.ok()) status = written.status();
   }
@@ -404,7 +486,8 @@ void LearnerApp::Record(const StepOutcome& outcome) {
           collapse_.ObserveValueLoss(snapshot_.value_loss_avg, snapshot_.averaged_steps)) {
     WarnCollapse("value_loss", *warning);
   }
-  if (metrics_) metrics_->SetCollapse(collapse_.benchmark_falling(), collapse_.value_loss_collapsed());
+  if (metrics_)
+    metrics_->SetCollapse(collapse_.benchmark_falling(), collapse_.value_loss_collapsed());
 }
 
 void LearnerApp::WarnCollapse(std::string_view reason, const std::string& warning) {
@@ -445,6 +528,7 @@ std::optional<std::uint64_t> LearnerApp::model_version() const {
 }
 
 Status LearnerApp::WriteCheckpoint(CheckpointReason why) {
+  if (!IsRoot()) return Status::Ok();  // rank 0's checkpoint holds this rank's state too
   // Before a publish the checkpoint already holds the model about to be published: a restart
   // resumes from exactly that model.
   return SaveCheckpoint(CheckpointReasonName(why),
@@ -459,6 +543,24 @@ std::uint64_t LearnerApp::NextModelVersion() const {
 }
 
 Result<std::optional<RestoredCheckpoint>> LearnerApp::Rollback() {
+  if (group_) {
+    // Every rank gets here at the same step (skips are the group's); rank 0 restores its newest
+    // checkpoint and the others take its state.
+    std::string restored_path;
+    if (IsRoot()) {
+      AZ_ASSIGN_OR_RETURN(std::optional<ResumeInfo> restored,
+                          checkpoints_->RestoreNewest(*trainer_));
+      if (restored) {
+        restored_path = restored->path;
+        checkpointed_step_ = restored->step;
+      }
+    }
+    AZ_ASSIGN_OR_RETURN(restored_path, group_->BroadcastFromRoot(restored_path));
+    AZ_RETURN_IF_ERROR(SyncGroup("rollback"));
+    if (restored_path.empty()) return std::optional<RestoredCheckpoint>();
+    return std::optional<RestoredCheckpoint>(
+        RestoredCheckpoint{.step = trainer_->counters().steps, .path = restored_path});
+  }
   AZ_ASSIGN_OR_RETURN(std::optional<ResumeInfo> restored, checkpoints_->RestoreNewest(*trainer_));
   if (!restored) return std::optional<RestoredCheckpoint>();
   checkpointed_step_ = restored->step;
@@ -468,6 +570,15 @@ Result<std::optional<RestoredCheckpoint>> LearnerApp::Rollback() {
 
 Status LearnerApp::PublishModel() {
   const std::uint64_t version = NextModelVersion();
+  if (!IsRoot()) {
+    // Rank 0 publishes this very model (the same weights, the same number): keep count, so that
+    // this rank's batches carry the model version self-play is on.
+    model_version_ = static_cast<std::int64_t>(version);
+    AZ_LOG(kDebug) << "rank 0 publishes model " << version;
+    std::lock_guard lock(status_mutex_);
+    snapshot_.model_version = model_version_;
+    return Status::Ok();
+  }
   AZ_ASSIGN_OR_RETURN(ipc::ModelPublished model, publisher_->Publish(*trainer_, version));
   model_version_ = static_cast<std::int64_t>(version);
   AZ_LOG(kInfo) << "published model " << version << " (step " << trainer_->counters().steps
@@ -506,6 +617,11 @@ void LearnerApp::ServeCheckpointRequests() {
     requests.swap(checkpoint_requests_);
   }
   for (ipc::Responder& responder : requests) {
+    if (!IsRoot()) {
+      responder.Send(FailedPrecondition("rank " + std::to_string(config_.rank) +
+                                        " of the learner group writes no checkpoints: ask rank 0"));
+      continue;
+    }
     const Clock::time_point start = Clock::now();
     Result<std::string> path = SaveCheckpoint("requested");
     if (!path.ok()) {

@@ -23,6 +23,11 @@
 // thread of their own (solver_benchmark.h): the run's learning curve in the log, `status`
 // ("benchmark") and the metrics, watched for collapse together with the value loss.
 //
+// Data-parallel (--world-size > 1, docs/scaling.md): the learner joins the group before anything
+// trains, every rank takes rank 0's state (restored checkpoint included), and the loop trains in
+// step with the other ranks. Only rank 0 checkpoints, publishes and runs the benchmark; a failed
+// collective ends Run with UNAVAILABLE (main exits 1: the supervisor restarts the rank).
+//
 // Commands: checkpoint (writes one now, answers with its path and step), plus the built-in status
 // (step, beta, lr, last losses, samples/s, model version, what the loop is doing), pause (stops
 // stepping after the step in hand), resume, shutdown, commands.
@@ -39,6 +44,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/nn/distributed.h"
 #include "core/nn/trainer.h"
 #include "core/replay/beta_schedule.h"
 #include "ipc/server.h"
@@ -47,10 +53,10 @@
 #include "services/learner/learner_config.h"
 #include "services/learner/learner_metrics.h"
 #include "services/learner/loop/learner_loop.h"
+#include "services/learner/loop/training_batch.h"
 #include "services/learner/model_publisher.h"
 #include "services/learner/replay_batch_source.h"
 #include "services/learner/solver_benchmark.h"
-#include "services/learner/loop/training_batch.h"
 
 namespace az::learner {
 
@@ -125,7 +131,11 @@ class LearnerApp : private LearnerLoopHooks {
   };
 
   explicit LearnerApp(const LearnerConfig& config) : config_(config) {}
+  // Rank 0 of a group, or a single learner: the one that checkpoints and publishes.
+  bool IsRoot() const { return config_.rank == 0; }
   Status Restore();
+  // Group only, collective: every rank takes rank 0's trainer state and newest model version.
+  Status SyncGroup(std::string_view why);
   void RegisterCommands();
   nlohmann::json StatusJson();
 
@@ -150,6 +160,8 @@ class LearnerApp : private LearnerLoopHooks {
   void WarnCollapse(std::string_view reason, const std::string& warning);  // under status_mutex_
 
   LearnerConfig config_;
+  // The data-parallel group (world size > 1), before the trainer that borrows it.
+  std::unique_ptr<nn::ProcessGroup> group_;
   std::unique_ptr<nn::Trainer> trainer_;
   std::unique_ptr<BatchDecoder> decoder_;
   std::optional<replay::BetaSchedule> beta_;

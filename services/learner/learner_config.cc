@@ -1,5 +1,6 @@
 #include "services/learner/learner_config.h"
 
+#include <cmath>
 #include <filesystem>
 
 #include "core/nn/game_network.h"
@@ -185,6 +186,32 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
                  "published weights files kept besides model-0 (the initial one); 0: all")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
+  app.add_option("--world-size", c.world_size,
+                 "learners training one network together, data-parallel (docs/scaling.md); 1: "
+                 "a single learner")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--rank", c.rank,
+                 "this learner's rank in [0, world-size): rank 0 checkpoints and publishes models")
+      ->check(CLI::Range(0, 4095))
+      ->capture_default_str();
+  app.add_option("--rendezvous", c.rendezvous,
+                 "tcp://HOST:PORT of rank 0's rendezvous store (rank 0 listens on PORT), the same "
+                 "for every rank")
+      ->capture_default_str();
+  app.add_option("--dist-timeout", c.dist_timeout,
+                 "seconds a collective may wait for the other ranks before this learner exits "
+                 "(a rank died or hung)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  app.add_option("--rendezvous-timeout", c.rendezvous_timeout,
+                 "seconds to wait at startup for rank 0's store and all ranks to join")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  app.add_option("--dist-bind", c.dist_bind,
+                 "the address this rank's Gloo transport binds to; empty: 127.0.0.1 for a "
+                 "loopback rendezvous, else $GLOO_SOCKET_IFNAME or this host's name")
+      ->capture_default_str();
   app.add_flag("--resume,!--no-resume", c.resume,
                "resume from the newest valid checkpoint (default); --no-resume refuses to start "
                "over existing checkpoints")
@@ -200,6 +227,18 @@ std::string Absolute(const std::string& path) {
 }  // namespace
 
 Status FinalizeConfig(LearnerConfig& c) {
+  if (c.rank < 0 || c.rank >= c.world_size) {
+    return InvalidArgument("--rank " + std::to_string(c.rank) + " must lie in [0, " +
+                           std::to_string(c.world_size - 1) + "] for --world-size " +
+                           std::to_string(c.world_size));
+  }
+  // Checked for a single learner too: a typo shows before the second rank is started.
+  Result<nn::RendezvousAddress> parsed = nn::ParseRendezvous(c.rendezvous);
+  if (!parsed.ok()) return parsed.status().WithContext("--rendezvous");
+  const nn::RendezvousAddress address = *parsed;
+  // Ranks on one host share the run directory: each needs its own service name (instance lock,
+  // control socket). A rank other than 0 left at the default name takes learner-<rank>.
+  if (c.rank > 0 && c.service == "learner") c.service = "learner-" + std::to_string(c.rank);
   AZ_RETURN_IF_ERROR(service::FinalizeServiceOptions(c));
   AZ_RETURN_IF_ERROR(ipc::ValidateServiceName(c.replay_service).WithContext("--replay-service"));
   AZ_ASSIGN_OR_RETURN(c.game_kind, service::ParseGameKind(c.game));
@@ -232,6 +271,16 @@ Status FinalizeConfig(LearnerConfig& c) {
   c.beta.unit = c.beta_unit == "samples" ? replay::BetaScheduleOptions::Unit::kSamplesDrawn
                                          : replay::BetaScheduleOptions::Unit::kLearnerSteps;
   AZ_RETURN_IF_ERROR(replay::BetaSchedule::Create(c.beta).status().WithContext("beta schedule"));
+
+  c.group = {};
+  c.group.world_size = c.world_size;
+  c.group.rank = c.rank;
+  c.group.host = address.host;
+  c.group.port = address.port;
+  c.group.timeout = std::chrono::milliseconds(std::llround(c.dist_timeout * 1000));
+  c.group.rendezvous_timeout = std::chrono::milliseconds(std::llround(c.rendezvous_timeout * 1000));
+  c.group.bind_address = c.dist_bind;
+  if (c.world_size > 1) AZ_RETURN_IF_ERROR(c.group.Validate().WithContext("learner group"));
   return Status::Ok();
 }
 
@@ -284,6 +333,12 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"benchmark_every", c.benchmark_every},
           {"collapse_drop", c.collapse_drop},
           {"collapse_value_loss", c.collapse_value_loss},
+          {"world_size", c.world_size},
+          {"rank", c.rank},
+          {"rendezvous", c.rendezvous},
+          {"dist_timeout", c.dist_timeout},
+          {"rendezvous_timeout", c.rendezvous_timeout},
+          {"dist_bind", c.dist_bind},
           {"metrics_port", c.metrics_port},
           {"metrics_bind", c.metrics_bind},
           {"log_interval", c.log_interval},

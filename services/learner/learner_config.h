@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/base/status.h"
+#include "core/nn/distributed.h"
 #include "core/nn/net_config.h"
 #include "core/replay/beta_schedule.h"
 #include "services/common/game_kind.h"
@@ -84,10 +85,21 @@ struct LearnerConfig : service::ServiceOptions {
   double collapse_drop = 0.05;        // benchmark share below the run's best by this; 0: off
   double collapse_value_loss = 0.01;  // value loss average below this; 0: off
 
+  // Data-parallel training (docs/scaling.md, "A data-parallel learner"): world_size learners, each
+  // on its own batches, average their gradients every step. 1: a single learner, nothing
+  // distributed is created.
+  int world_size = 1;
+  int rank = 0;  // [0, world_size); rank 0 checkpoints and publishes
+  std::string rendezvous = "tcp://127.0.0.1:29500";  // rank 0's TCPStore, for every rank
+  double dist_timeout = 10;                          // seconds: every collective once joined
+  double rendezvous_timeout = 120;                   // seconds: waiting for all ranks to join
+  std::string dist_bind;  // the address this rank's Gloo binds to; empty: derived (distributed.h)
+
   // Derived by FinalizeConfig.
   service::GameKind game_kind = games::Chess::kId;
   nn::NetConfig net_config;
   replay::BetaScheduleOptions beta;
+  nn::ProcessGroupOptions group;  // when world_size > 1
 };
 
 // Registers every option (and --config) on `app`, with ranges. Unknown config-file keys are errors.

@@ -51,6 +51,7 @@ struct LearnerMetrics::Families {
         skipped_gradient(skipped_family.Add({{"reason", "nonfinite_gradient"}})),
         skipped_empty(skipped_family.Add({{"reason", "no_valid_samples"}})),
         skipped_error(skipped_family.Add({{"reason", "train_error"}})),
+        skipped_peer(skipped_family.Add({{"reason", "peer_failed"}})),
         malformed(MakeCounter(r, "az_learner_malformed_samples_total",
                               "Sampled records that failed validation (dropped, not trained on)")),
         samples(MakeCounter(r, "az_learner_samples_trained_total",
@@ -113,7 +114,12 @@ struct LearnerMetrics::Families {
                             .Help("Collapse warnings raised, by sign")
                             .Register(r)),
         warnings_benchmark(warnings_family.Add({{"reason", "benchmark_drop"}})),
-        warnings_value(warnings_family.Add({{"reason", "value_loss"}})) {}
+        warnings_value(warnings_family.Add({{"reason", "value_loss"}})),
+        group_rank(MakeGauge(r, "az_learner_rank",
+                             "This learner's rank in its data-parallel group (0 for a single "
+                             "learner; rank 0 checkpoints and publishes)")),
+        group_world_size(MakeGauge(r, "az_learner_world_size",
+                                   "Learners in the data-parallel group (1: a single learner)")) {}
 
   prometheus::Family<Gauge>& loss_family;
   Gauge& loss_policy;
@@ -129,6 +135,7 @@ struct LearnerMetrics::Families {
   Counter& skipped_gradient;
   Counter& skipped_empty;
   Counter& skipped_error;
+  Counter& skipped_peer;
   Counter& malformed;
   Counter& samples;
   Gauge& samples_per_second;
@@ -157,6 +164,8 @@ struct LearnerMetrics::Families {
   prometheus::Family<Counter>& warnings_family;
   Counter& warnings_benchmark;
   Counter& warnings_value;
+  Gauge& group_rank;
+  Gauge& group_world_size;
 };
 
 LearnerMetrics::LearnerMetrics(prometheus::Registry& registry)
@@ -184,7 +193,13 @@ void LearnerMetrics::CountSkipped(SkipKind kind) {
     case SkipKind::kNonFiniteGradient: m_->skipped_gradient.Increment(); break;
     case SkipKind::kNoValidSamples: m_->skipped_empty.Increment(); break;
     case SkipKind::kTrainError: m_->skipped_error.Increment(); break;
+    case SkipKind::kPeerFailed: m_->skipped_peer.Increment(); break;
   }
+}
+
+void LearnerMetrics::SetGroup(int rank, int world_size) {
+  m_->group_rank.Set(rank);
+  m_->group_world_size.Set(world_size);
 }
 
 void LearnerMetrics::CountMalformed(std::uint64_t records) {

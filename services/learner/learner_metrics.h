@@ -34,7 +34,9 @@ class LearnerMetrics {
   void CountRollback();
   void SetBeta(double beta);
   void SetSamplesPerSecond(double rate);
-  void SetWaiting(bool waiting);  // 1 while the replay daemon cannot serve a batch
+  void SetWaiting(bool waiting);
+  // This learner's rank and the group's world size (1 for a single learner).
+  void SetGroup(int rank, int world_size);  // 1 while the replay daemon cannot serve a batch
   // A published model's solver benchmark (solver_benchmark.h), and the run's best so far.
   void ObserveBenchmark(std::uint64_t model_version, double share, double nontrivial_share,
                         double best_share);

@@ -1,6 +1,7 @@
 #include "services/learner/loop/learner_loop.h"
 
 #include <algorithm>
+#include <array>
 #include <iomanip>
 #include <thread>
 
@@ -32,6 +33,7 @@ std::string_view SkipKindName(SkipKind kind) {
     case SkipKind::kNonFiniteGradient: return "nonfinite_gradient";
     case SkipKind::kNoValidSamples: return "no_valid_samples";
     case SkipKind::kTrainError: return "train_error";
+    case SkipKind::kPeerFailed: return "peer_failed";
   }
   return "unknown";
 }
@@ -58,6 +60,9 @@ Result<std::unique_ptr<LearnerLoop>> LearnerLoop::Create(const LearnerLoopOption
       parts.hooks == nullptr) {
     return InvalidArgument("learner loop: the trainer, decoder, source and hooks are required");
   }
+  if (parts.group != parts.trainer->options().group) {
+    return InvalidArgument("learner loop: the loop's group must be the trainer's");
+  }
   if (!parts.decoder->Fits(parts.trainer->options().net)) {
     return FailedPrecondition("learner loop: the network " +
                               parts.trainer->options().net.ToString() +
@@ -82,19 +87,55 @@ Result<StepOutcome> LearnerLoop::Step() {
   const std::optional<std::uint64_t> model = parts_.hooks->model_version();
 
   const Clock::time_point start = Clock::now();
-  BatchRequest request{.batch = options_.batch, .beta = beta, .timeout = options_.sample_timeout};
-  if (model) request.model_version = static_cast<std::int64_t>(*model);
-  Result<SourceBatch> batch = parts_.source->Sample(request);
-  if (!batch.ok()) return Waiting(batch.status());
+  nn::ProcessGroup* const group = parts_.group;
+  // In a group, a rank that knows the group is paused or stopping does not draw a batch it would
+  // drop.
+  const bool local_stop = group != nullptr && parts_.interrupted && parts_.interrupted();
+  const bool local_pause = group != nullptr && parts_.paused && parts_.paused();
+  Result<SourceBatch> batch = Unavailable("not sampled: the learner group is pausing");
+  Status not_ready;  // why this rank has no batch to train on
+  if (local_stop || local_pause || group_paused_) {
+    not_ready = batch.status();
+  } else {
+    BatchRequest request{.batch = options_.batch, .beta = beta, .timeout = options_.sample_timeout};
+    if (model) request.model_version = static_cast<std::int64_t>(*model);
+    batch = parts_.source->Sample(request);
+    if (!batch.ok()) {
+      not_ready = batch.status();
+    } else {
+      weights_.resize(batch->draws.size());
+      for (std::size_t i = 0; i < weights_.size(); ++i) weights_[i] = batch->draws[i].weight;
+      // An error: the source holds another game's records, nothing to train on until fixed.
+      not_ready = decoder.Decode(batch->records, batch->record_bytes, weights_, decoded_);
+    }
+  }
+  if (group == nullptr) {
+    if (!not_ready.ok()) return Waiting(not_ready);
+  } else {
+    // A batch of nothing but malformed records counts as no batch: the trainer needs samples.
+    const bool have_batch = not_ready.ok() && !decoded_.samples.empty();
+    AZ_ASSIGN_OR_RETURN(const GroupVotes votes, Vote(have_batch));
+    group_paused_ = votes.pause;
+    if (votes.stop || votes.pause) {
+      StepOutcome out;
+      out.kind = votes.stop ? StepOutcome::Kind::kStopped : StepOutcome::Kind::kPaused;
+      out.next_beta = NextBeta();
+      return out;
+    }
+    if (!not_ready.ok()) return Waiting(not_ready);
+    if (!votes.everyone_has_a_batch) {
+      ++counters_.batches_dropped;
+      if (!decoded_.dropped.empty()) {
+        // Still demote the malformed records (only theirs: the valid ones were not trained on).
+        StepOutcome demoted;
+        decoded_.samples.clear();
+        SendPriorities(batch->draws, {}, demoted);
+      }
+      return Waiting(Unavailable("another learner rank has no batch yet; this one is dropped"));
+    }
+  }
   const std::span<const replay::SampledSlot> draws = batch->draws;
   const std::size_t n = draws.size();
-  weights_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) weights_[i] = draws[i].weight;
-  if (Status decoded = decoder.Decode(batch->records, batch->record_bytes, weights_, decoded_);
-      !decoded.ok()) {
-    // The source holds another game's records: nothing to train on until that is fixed.
-    return Waiting(decoded);
-  }
   if (waiting_) {
     AZ_LOG(kInfo) << parts_.source->name() << " serves batches again after " << std::fixed
                   << std::setprecision(1) << SecondsSince(wait_started_) << " s";
@@ -125,6 +166,9 @@ Result<StepOutcome> LearnerLoop::Step() {
 
   const Clock::time_point train_start = Clock::now();
   Result<nn::TrainStepResult> trained = trainer.TrainStep(decoded_.samples, decoder.Encoder());
+  if (!trained.ok() && group != nullptr && trained.status().code() == StatusCode::kUnavailable) {
+    return trained.status();  // the group failed: this rank must leave and rejoin
+  }
   if (!trained.ok()) {
     AZ_LOG(kError) << "training step failed: " << trained.status().ToString();
     out.skipped = SkipKind::kTrainError;
@@ -142,6 +186,15 @@ Result<StepOutcome> LearnerLoop::Step() {
   }
   train_errors_in_a_row_ = 0;
   const nn::TrainStepStats& stats = trained->stats;
+  if (stats.skipped == nn::SkipReason::kPeerFailed) {
+    // The failing rank counts its error; here the step is only not taken (the non-finite streak
+    // is left as it is, on every rank alike).
+    out.skipped = SkipKind::kPeerFailed;
+    ++counters_.skipped_peer_failed;
+    SendPriorities(draws, {}, out);
+    out.next_beta = NextBeta();
+    return out;
+  }
   if (stats.skipped != nn::SkipReason::kNone) {
     out.skipped = stats.skipped == nn::SkipReason::kNonFiniteLoss ? SkipKind::kNonFiniteLoss
                                                                   : SkipKind::kNonFiniteGradient;
@@ -198,6 +251,15 @@ Result<StepOutcome> LearnerLoop::Step() {
     ++counters_.models_published;
   }
   return out;
+}
+
+Result<LearnerLoop::GroupVotes> LearnerLoop::Vote(bool have_batch) {
+  const bool stop = parts_.interrupted && parts_.interrupted();
+  const bool pause = parts_.paused && parts_.paused();
+  std::array<double, 3> votes = {have_batch ? 0.0 : 1.0, stop ? 1.0 : 0.0, pause ? 1.0 : 0.0};
+  AZ_RETURN_IF_ERROR(parts_.group->AllReduceSum(votes));
+  return GroupVotes{
+      .everyone_has_a_batch = votes[0] == 0.0, .stop = votes[1] > 0.0, .pause = votes[2] > 0.0};
 }
 
 StepOutcome LearnerLoop::Waiting(const Status& why) {

@@ -20,6 +20,15 @@
 // restore the newest checkpoint (hooks.Rollback()). A batch the trainer refuses or fails on is
 // skipped too; max_train_errors_in_a_row failures in a row end the loop.
 //
+// Data-parallel (parts.group, docs/scaling.md): every rank runs this loop on its own source. After
+// sampling, the ranks agree (one small all-reduce) whether every rank has a batch and whether any
+// was asked to stop or pause; only then do they train, together (the trainer's own all-reduce), so
+// a rank waiting for its batch never leaves another stuck in a collective. A batch drawn while a
+// peer has none is dropped (no priorities; it is drawn again later). A stop on any rank stops all
+// (kStopped); a pause on any rank pauses all (kPaused). The publish and checkpoint cadence follows
+// the trainer's step, which is the same on every rank: the hooks decide what each rank writes.
+// A failed collective (a rank died or timed out: UNAVAILABLE) ends the loop.
+//
 // The service (services/learner/learner_app.h) owns the trainer, the source and the files; it
 // drives Step, turns each StepOutcome into metrics and `status`, and serves control commands
 // between steps. Not thread-safe: one thread calls Step.
@@ -35,6 +44,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/nn/distributed.h"
 #include "core/nn/trainer.h"
 #include "core/replay/beta_schedule.h"
 #include "services/learner/loop/batch_source.h"
@@ -48,6 +58,7 @@ enum class SkipKind {
   kNonFiniteGradient,  // a gradient was
   kNoValidSamples,     // every record of the batch was malformed
   kTrainError,         // the trainer refused the batch or LibTorch failed
+  kPeerFailed,         // data-parallel: another rank's step failed, so the group skipped it
 };
 std::string_view SkipKindName(SkipKind kind);
 
@@ -114,8 +125,13 @@ struct LearnerLoopParts {
   BatchSource* source = nullptr;
   LearnerLoopHooks* hooks = nullptr;
   // Polled while the loop pauses after a failed sample: true ends the pause at once (a shutdown).
-  // Optional.
+  // Optional. In a group it is this rank's vote to stop the group.
   std::function<bool()> interrupted;
+  // Data-parallel: the group this loop's trainer is a rank of (the trainer's options.group);
+  // nullptr for a single learner. Borrowed.
+  nn::ProcessGroup* group = nullptr;
+  // In a group: this rank's vote to pause the group (the `pause` command). Optional.
+  std::function<bool()> paused;
 };
 
 // What one Step did, for the owner's metrics and status.
@@ -124,6 +140,8 @@ struct StepOutcome {
     kTrained,  // an optimizer step was taken (report)
     kWaiting,  // no batch came (waiting_for says why)
     kSkipped,  // a batch came but was not trained on (skipped says why)
+    kStopped,  // group only: a rank was asked to stop, so every rank stops (the owner returns)
+    kPaused,   // group only: a rank is paused, so none trains (the owner waits a little)
   };
   Kind kind = Kind::kWaiting;
   Status waiting_for;  // kWaiting: the source's error, or the decoder's for another game's records
@@ -152,6 +170,8 @@ struct LearnerLoopCounters {
   std::uint64_t skipped_no_valid = 0;
   std::uint64_t skipped_train_error = 0;
   std::uint64_t rollbacks = 0;
+  std::uint64_t skipped_peer_failed = 0;  // group: another rank's step failed
+  std::uint64_t batches_dropped = 0;      // group: drawn while another rank had none
   std::uint64_t priority_updates_sent = 0;
   std::uint64_t priority_updates_failed = 0;  // sent, no answer
   std::uint64_t priorities_applied = 0;       // per record, as the source counted them
@@ -175,8 +195,9 @@ class LearnerLoop {
   // One iteration: sample, decode, train, send priorities, then publish and checkpoint when due.
   // Blocks for the sample (up to sample_timeout plus the source's transport deadline, plus
   // retry_pause after an error that came back at once) and the training step. Returns what
-  // happened; an error only for what the loop cannot go on from: a hook's error, or
-  // max_train_errors_in_a_row trainer failures in a row.
+  // happened; an error only for what the loop cannot go on from: a hook's error,
+  // max_train_errors_in_a_row trainer failures in a row, or (in a group) UNAVAILABLE when a
+  // collective failed. In a group, also blocks up to the group's timeout for the other ranks.
   Result<StepOutcome> Step();
 
   // True once the trainer has taken max_steps optimizer steps (never when max_steps is 0).
@@ -194,6 +215,13 @@ class LearnerLoop {
   void SendPriorities(std::span<const replay::SampledSlot> draws, std::span<const float> losses,
                       StepOutcome& out);
   Status MaybeRollback(StepOutcome& out);
+  // Group only: sums (no batch, stop, pause) votes over the ranks.
+  struct GroupVotes {
+    bool everyone_has_a_batch = false;
+    bool stop = false;
+    bool pause = false;
+  };
+  Result<GroupVotes> Vote(bool have_batch);
 
   LearnerLoopOptions options_;
   replay::BetaSchedule beta_;
@@ -203,6 +231,7 @@ class LearnerLoop {
   int skipped_in_a_row_ = 0;
   int train_errors_in_a_row_ = 0;
   bool waiting_ = false;
+  bool group_paused_ = false;  // a rank voted to pause in the last step
   std::chrono::steady_clock::time_point wait_started_;
   std::chrono::steady_clock::time_point wait_logged_;
   DecodedBatch decoded_;

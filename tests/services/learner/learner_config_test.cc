@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -83,6 +84,55 @@ TEST(LearnerConfigTest, OutOfRangeValuesAndUnknownKeysAreRefused) {
   const Status status = Parse({"--config", path}, e);
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("batch-size"));
+}
+
+// The data-parallel keys: world size 1 (the default) creates nothing and needs nothing; a group's
+// options are derived from the flags or the file; a rank outside the world, a malformed
+// rendezvous and a zero timeout are refused with a message naming the flag.
+TEST(LearnerConfigTest, GroupKeysAreParsedAndCheckedWithClearErrors) {
+  LearnerConfig single;
+  ASSERT_TRUE(Parse({"--run-dir", "/tmp/x"}, single).ok());
+  EXPECT_EQ(single.world_size, 1);
+  EXPECT_EQ(single.rank, 0);
+  EXPECT_EQ(single.service, "learner");
+
+  LearnerConfig two;
+  ASSERT_TRUE(Parse({"--run-dir", "/tmp/x", "--world-size", "2", "--rank", "1", "--rendezvous",
+                     "tcp://10.1.2.3:29511", "--dist-timeout", "5"},
+                    two)
+                  .ok());
+  EXPECT_EQ(two.group.world_size, 2);
+  EXPECT_EQ(two.group.rank, 1);
+  EXPECT_EQ(two.group.host, "10.1.2.3");
+  EXPECT_EQ(two.group.port, 29511);
+  EXPECT_EQ(two.group.timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(two.group.rendezvous_timeout, std::chrono::milliseconds(120000));
+  // A second rank in the same run directory needs its own instance lock and control socket.
+  EXPECT_EQ(two.service, "learner-1");
+  EXPECT_EQ(ConfigToJson(two)["rank"], 1);
+
+  const std::string path = ::testing::TempDir() + "/learner-group.toml";
+  std::ofstream(path) << "run-dir = \"/tmp/x\"\nworld-size = 3\nrank = 2\nservice = \"l2\"\n"
+                      << "rendezvous = \"tcp://[::1]:4000\"\nrendezvous-timeout = 30.0\n";
+  LearnerConfig file;
+  ASSERT_TRUE(Parse({"--config", path}, file).ok());
+  EXPECT_EQ(file.group.host, "::1");
+  EXPECT_EQ(file.group.rendezvous_timeout, std::chrono::milliseconds(30000));
+  EXPECT_EQ(file.service, "l2");
+
+  LearnerConfig a, b, c, d, e;
+  Status s = Parse({"--run-dir", "/tmp/x", "--world-size", "2", "--rank", "2"}, a);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("--rank 2 must lie in [0, 1] for --world-size 2"));
+  s = Parse({"--run-dir", "/tmp/x", "--rank", "1"}, b);
+  EXPECT_THAT(s.message(), HasSubstr("--rank 1 must lie in [0, 0]"));
+  s = Parse({"--run-dir", "/tmp/x", "--world-size", "2", "--rendezvous", "10.0.0.1:29500"}, c);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("--rendezvous"));
+  EXPECT_THAT(s.message(), HasSubstr("tcp://HOST:PORT"));
+  s = Parse({"--run-dir", "/tmp/x", "--world-size", "2", "--rendezvous", "tcp://h:99999"}, d);
+  EXPECT_THAT(s.message(), HasSubstr("[1, 65535]"));
+  EXPECT_FALSE(Parse({"--run-dir", "/tmp/x", "--dist-timeout", "0"}, e).ok());
 }
 
 }  // namespace

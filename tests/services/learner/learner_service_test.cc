@@ -5,6 +5,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -347,6 +350,114 @@ TEST_F(LearnerServiceTest, TrainsOnChessSamples) {
   EXPECT_THAT(learner->LogText(), HasSubstr("6x64"));
   const std::vector<double> priorities = Priorities(100);
   EXPECT_TRUE(std::any_of(priorities.begin(), priorities.end(), [](double p) { return p != 1.0; }));
+}
+
+// A port nothing listens on now (the kernel's pick; released for the learner to bind).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  AZ_CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0, "bind");
+  socklen_t len = sizeof(addr);
+  AZ_CHECK(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0, "getsockname");
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::vector<std::string> GroupFlags(int rank, int port) {
+  return {"--world-size",
+          "2",
+          "--rank",
+          std::to_string(rank),
+          "--rendezvous",
+          "tcp://127.0.0.1:" + std::to_string(port),
+          "--dist-timeout",
+          "3",
+          "--rendezvous-timeout",
+          "60"};
+}
+
+// Two real learners, ranks 0 and 1 of a group, against one real az-replay: both draw batches and
+// send priorities, train in step to --max-steps and exit 0; only rank 0 checkpoints and publishes
+// (models 0-4 by step 20), rank 1 says it leaves that to rank 0. Protects the whole wiring of
+// --world-size/--rank/--rendezvous through LearnerApp and the loop.
+TEST_F(LearnerServiceTest, TwoRanksTrainTogetherAndOnlyRankZeroWritesFiles) {
+  auto replay = StartReplay();
+  ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(600, 1, 0))).ok());
+  const std::vector<double> before = Priorities(600);
+  const int port = FreePort();
+  std::vector<std::string> common = {
+      "--batch",     "32", "--publish-every", "5",  "--checkpoint-every", "10",
+      "--max-steps", "20", "--beta-steps",    "20", "--benchmark",        "false"};
+  std::vector<std::string> a = common, b = common;
+  for (const std::string& f : GroupFlags(0, port)) a.push_back(f);
+  for (const std::string& f : GroupFlags(1, port)) b.push_back(f);
+  auto rank0 = StartLearner(a);
+  auto rank1 = StartLearner(b);
+  ASSERT_EQ(rank0->WaitExit(), 0) << rank0->LogText();
+  ASSERT_EQ(rank1->WaitExit(), 0) << rank1->LogText();
+
+  const std::string log0 = rank0->LogText(), log1 = rank1->LogText();
+  EXPECT_THAT(log0, HasSubstr("published model 4 (step 20)"));
+  EXPECT_THAT(log0, HasSubstr("stopped at step 20"));
+  EXPECT_THAT(log1, HasSubstr("rank 1 leaves checkpoints and publishing models to rank 0"));
+  EXPECT_THAT(log1, HasSubstr("stopped at step 20, model 4"));
+  EXPECT_THAT(log1, ::testing::Not(HasSubstr("checkpoint (")));
+  EXPECT_TRUE(fs::exists(Path("checkpoints/checkpoint-0000000020.azck")));
+  EXPECT_TRUE(fs::exists(Path("models/model-4.azw")));
+  EXPECT_FALSE(fs::exists(Path("models/model-5.azw")));
+  // 2 ranks x 20 steps x 32 draws over 600 records: the priorities moved.
+  const std::vector<double> after = Priorities(600);
+  int changed = 0;
+  for (std::size_t i = 0; i < after.size(); ++i) changed += after[i] != before[i];
+  EXPECT_GT(changed, 300);
+}
+
+// A rank that dies (SIGKILL) is noticed by the other within seconds: it logs a clear error, writes
+// its checkpoint, and exits non-zero so that its supervisor restarts it; restarted, both ranks meet
+// again and go on from rank 0's checkpoint. Protects the failure path end to end.
+TEST_F(LearnerServiceTest, WhenARankDiesTheOtherExitsNonZeroAndTheRestartedGroupResumes) {
+  auto replay = StartReplay();
+  ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(600, 1, 0))).ok());
+  const int port = FreePort();
+  std::vector<std::string> common = {
+      "--batch", "32", "--publish-every", "5", "--checkpoint-every", "0", "--benchmark", "false"};
+  std::vector<std::string> a = common, b = common;
+  for (const std::string& f : GroupFlags(0, port)) a.push_back(f);
+  for (const std::string& f : GroupFlags(1, port)) b.push_back(f);
+  auto rank0 = StartLearner(a);
+  auto rank1 = StartLearner(b);
+  ASSERT_TRUE(rank0->WaitForStatus([](const nlohmann::json& s) {
+    return s.value("step", 0) >= 7 && s.value("world_size", 0) == 2;
+  })) << rank0->LogText();
+  EXPECT_EQ(rank0->Status()["rank"], 0);
+
+  rank1->process().Signal(SIGKILL);
+  rank1->process().Wait();
+  const auto killed = std::chrono::steady_clock::now();
+  const int code = rank0->WaitExit(std::chrono::seconds(30));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_NE(code, 0) << rank0->LogText();
+  EXPECT_NE(code, -1);
+  EXPECT_LT(seconds, 10.0);  // --dist-timeout 3 bounds a hang; a death is seen at once
+  const std::string log0 = rank0->LogText();
+  EXPECT_THAT(log0, HasSubstr("another rank died, hung or timed out"));
+  EXPECT_THAT(log0, HasSubstr("rank 0 exits so that its supervisor restarts it"));
+  EXPECT_THAT(log0, HasSubstr("checkpoint (shutdown)"));
+
+  // The restart (what supervisord does): both ranks rejoin on the same port and go on.
+  std::vector<std::string> a2 = a, b2 = b;
+  a2.insert(a2.end(), {"--max-steps", "12"});
+  b2.insert(b2.end(), {"--max-steps", "12"});
+  auto again0 = StartLearner(a2);
+  auto again1 = StartLearner(b2);
+  ASSERT_EQ(again0->WaitExit(), 0) << again0->LogText();
+  ASSERT_EQ(again1->WaitExit(), 0) << again1->LogText();
+  EXPECT_THAT(again0->LogText(), HasSubstr("resumed from "));
+  EXPECT_THAT(again1->LogText(), HasSubstr("every rank holds rank 0's state at step "));
+  EXPECT_THAT(again1->LogText(), HasSubstr("stopped at step 12"));
 }
 
 }  // namespace
