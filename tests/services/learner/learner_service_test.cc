@@ -460,5 +460,50 @@ TEST_F(LearnerServiceTest, WhenARankDiesTheOtherExitsNonZeroAndTheRestartedGroup
   EXPECT_THAT(again1->LogText(), HasSubstr("stopped at step 12"));
 }
 
+// Not a check: the numbers in docs/scaling.md ("A data-parallel learner"). Steps per second of one
+// learner and of a two-rank group (each rank batch 256, 1 thread) on Connect Four's default net:
+//   build/bin/learner_service_test --gtest_also_run_disabled_tests \
+//     --gtest_filter='*DISABLED_MeasureStepsPerSecond*'
+TEST_F(LearnerServiceTest, DISABLED_MeasureStepsPerSecond) {
+  auto replay = StartReplay();
+  ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(4000, 1, 0))).ok());
+  constexpr int kSteps = 200;
+  auto run = [&](int world) {
+    const int port = FreePort();
+    std::vector<std::unique_ptr<Learner>> ranks;
+    const auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < world; ++r) {
+      std::vector<std::string> args = {"--batch",
+                                       "256",
+                                       "--publish-every",
+                                       "1000",
+                                       "--checkpoint-every",
+                                       "0",
+                                       "--max-steps",
+                                       std::to_string(kSteps),
+                                       "--benchmark",
+                                       "false",
+                                       "--no-resume",
+                                       "--checkpoint-dir",
+                                       Path("ck-" + std::to_string(world)),
+                                       "--model-dir",
+                                       Path("m-" + std::to_string(world))};
+      if (world > 1) {
+        for (const std::string& f : GroupFlags(r, port)) args.push_back(f);
+      }
+      ranks.push_back(StartLearner(args));
+    }
+    for (auto& rank : ranks) EXPECT_EQ(rank->WaitExit(std::chrono::seconds(600)), 0);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf(
+        "world size %d: %d steps of %d x 256 samples in %.1f s (startup included): "
+        "%.2f steps/s, %.0f samples/s\n",
+        world, kSteps, world, seconds, kSteps / seconds, kSteps * 256.0 * world / seconds);
+  };
+  run(1);
+  run(2);
+}
+
 }  // namespace
 }  // namespace az::learner
