@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -50,10 +51,18 @@ class ScriptedRun {
   ScriptedRun& operator=(const ScriptedRun&) = delete;
   ~ScriptedRun() {
     if (!process_->Exited()) (void)Stop(std::chrono::seconds(120));
-    KillLeftovers();
-    if (Result<std::string> prefix = RunShmPrefix(run_dir_); prefix.ok()) {
-      if (Result<shm::Scope> scope = shm::Scope::Prefix(*prefix); scope.ok()) {
-        (void)shm::Segment::RemoveAll(*scope);
+    // The run directory and, with --hosts, each simulated self-play host's (RUN_DIR/hosts/host-N).
+    std::vector<std::string> dirs = {run_dir_};
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(run_dir_ + "/hosts", error)) {
+      dirs.push_back(entry.path().string());
+    }
+    for (const std::string& dir : dirs) {
+      KillLeftovers(dir);
+      if (Result<std::string> prefix = RunShmPrefix(dir); prefix.ok()) {
+        if (Result<shm::Scope> scope = shm::Scope::Prefix(*prefix); scope.ok()) {
+          (void)shm::Segment::RemoveAll(*scope);
+        }
       }
     }
   }
@@ -93,8 +102,8 @@ class ScriptedRun {
  private:
   // A script killed before its trap ran leaves supervisord (in its own session) and the services:
   // supervisord is asked to stop them, then whatever still lives is killed.
-  void KillLeftovers() const {
-    const std::string pid_text = ReadWholeFile(run_dir_ + "/supervisord.pid");
+  static void KillLeftovers(const std::string& run_dir) {
+    const std::string pid_text = ReadWholeFile(run_dir + "/supervisord.pid");
     const std::int64_t supervisord = pid_text.empty() ? 0 : std::stoll(pid_text);
     if (supervisord > 0 && ProcessAlive(supervisord)) {
       ::kill(static_cast<pid_t>(supervisord), SIGTERM);
@@ -102,7 +111,7 @@ class ScriptedRun {
         ::kill(static_cast<pid_t>(supervisord), SIGKILL);
       }
     }
-    if (Result<std::vector<ServiceInfo>> services = ListServices(run_dir_); services.ok()) {
+    if (Result<std::vector<ServiceInfo>> services = ListServices(run_dir); services.ok()) {
       for (const ServiceInfo& info : *services) {
         if (ProcessAlive(info.pid)) ::kill(static_cast<pid_t>(info.pid), SIGKILL);
       }

@@ -158,13 +158,15 @@ TEST_F(PipelineTest, SupervisordLeavesAServiceThatExitsTwoDown) {
                                  "--set", "learner.batch=0"});
   ASSERT_TRUE(prepare.started());
   ASSERT_TRUE(prepare.WaitForOutput("run: prepared", kLimit)) << prepare.Output();
-  ipc::testing::ChildProcess supervisord({"/usr/bin/supervisord", "-c",
-                                          run_dir_ + "/supervisord.conf"},
-                                         run_dir_ + "/supervisord.out", run_dir_ + "/supervisord.out");
+  ipc::testing::ChildProcess supervisord(
+      {"/usr/bin/supervisord", "-c", run_dir_ + "/supervisord.conf"}, run_dir_ + "/supervisord.out",
+      run_dir_ + "/supervisord.out");
   ASSERT_TRUE(supervisord.started());
   const std::string expected_exit = "exited: learner (exit status 2; expected)";
   EXPECT_TRUE(WaitFor(
-      [&] { return prepare.RunFile("logs/supervisord.log").find(expected_exit) != std::string::npos; },
+      [&] {
+        return prepare.RunFile("logs/supervisord.log").find(expected_exit) != std::string::npos;
+      },
       kLimit))
       << prepare.RunFile("logs/supervisord.log");
   // Long enough for supervisord's backoff (1 s, then 2, 3, ...) to have retried it.
@@ -197,11 +199,92 @@ TEST_F(PipelineTest, ScriptsRunReportsAServiceThatNeedsAPerson) {
 // the directive that carries it).
 TEST(DeployFilesTest, SystemdUnitsDoNotRestartExitCodeTwo) {
   for (const std::string service : {"replay", "evaluator", "selfplay", "learner"}) {
-    const std::string unit = ipc::testing::ReadWholeFile(std::string(AZ_SOURCE_DIR) +
-                                                         "/deploy/systemd/az-" + service +
-                                                         "@.service");
+    const std::string unit = ipc::testing::ReadWholeFile(
+        std::string(AZ_SOURCE_DIR) + "/deploy/systemd/az-" + service + "@.service");
     EXPECT_THAT(unit, HasSubstr("Restart=on-failure")) << service;
     EXPECT_THAT(unit, HasSubstr("RestartPreventExitStatus=2")) << service;
+  }
+}
+
+// The multi-host layout on one machine (docs/scaling.md): scripts/run --hosts 1 runs the central
+// replay daemon and learner, and a self-play host with its own run directory, shared memory and
+// supervisord whose relay carries samples to the daemon over TCP with CURVE and models back. The
+// host's workers play, the central buffer fills with the host's samples (counted under its name),
+// the learner's models reach the host's evaluator, a SIGKILLed relay is restarted by the host's
+// supervisord and the samples keep coming, and a stop leaves nothing behind on either side.
+TEST_F(PipelineTest, ASelfPlayHostFeedsTheCentralLearnerOverTcp) {
+  ScriptedRun run(run_dir_, {"--preset", "tiny", "--forever", "--metrics-ports", "auto",
+                             "--progress-every", "5", "--no-arena", "--hosts", "1"});
+  ASSERT_TRUE(run.started());
+  ASSERT_TRUE(run.WaitForOutput("all 5 services are up", kLimit)) << run.Output();
+  const std::string host_dir = run_dir_ + "/hosts/host-1";
+  auto host_status = [&](const std::string& service) {
+    Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(host_dir, service);
+    if (!info.ok() || info->state != "running") return nlohmann::json::object();
+    Result<ipc::Client> client = ipc::Client::Create({.endpoint = info->control_endpoint,
+                                                      .attempt_timeout = std::chrono::seconds(2),
+                                                      .max_attempts = 1});
+    if (!client.ok()) return nlohmann::json::object();
+    Result<ipc::Reply> reply = client->Call("status");
+    return reply.ok() ? reply->body : nlohmann::json::object();
+  };
+  auto stored_from_host = [&] {
+    const nlohmann::json replay = Status("replay");
+    if (!replay.contains("remote") || !replay["remote"].is_object()) return std::uint64_t{0};
+    const nlohmann::json& hosts = replay["remote"]["hosts"];
+    return hosts.contains("host-1") ? hosts["host-1"].value("stored", std::uint64_t{0})
+                                    : std::uint64_t{0};
+  };
+  EXPECT_TRUE(WaitFor([&] { return stored_from_host() > 0; }, kLimit))
+      << run.Output() << ipc::testing::ReadWholeFile(host_dir + "/logs/relay.log");
+  EXPECT_TRUE(WaitForStatus("learner", [](const nlohmann::json& s) {
+    return s.value("model_version", -1) >= 1;
+  })) << run.RunFile("logs/learner.log");
+  EXPECT_TRUE(
+      WaitFor([&] { return host_status("evaluator").value("model_version", 0) >= 1; }, kLimit))
+      << ipc::testing::ReadWholeFile(host_dir + "/logs/evaluator.log")
+      << ipc::testing::ReadWholeFile(host_dir + "/logs/relay.log");
+  EXPECT_FALSE(fs::exists(run_dir_ + "/selfplay-0.json")) << "no self-play on the central host";
+
+  // SIGKILL the relay: the host's supervisord restarts it, and samples keep arriving.
+  Result<ipc::ServiceInfo> relay = ipc::ReadServiceInfo(host_dir, "relay");
+  ASSERT_TRUE(relay.ok()) << relay.status().ToString();
+  ASSERT_EQ(::kill(static_cast<pid_t>(relay->pid), SIGKILL), 0);
+  const std::uint64_t before = stored_from_host();
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(host_dir, "relay");
+        return info.ok() && info->pid != relay->pid && stored_from_host() > before;
+      },
+      kLimit))
+      << ipc::testing::ReadWholeFile(host_dir + "/logs/supervisord.log");
+  const nlohmann::json host = Status("replay")["remote"]["hosts"]["host-1"];
+  EXPECT_EQ(host.value("rejected", 1), 0) << host.dump();
+  EXPECT_EQ(host.value("gaps", 1), 0) << host.dump();
+
+  std::vector<std::int64_t> pids;
+  for (const std::string& dir : {run_dir_, host_dir}) {
+    Result<std::vector<ipc::ServiceInfo>> services = ipc::ListServices(dir);
+    ASSERT_TRUE(services.ok());
+    for (const ipc::ServiceInfo& info : *services) pids.push_back(info.pid);
+  }
+  EXPECT_EQ(pids.size(), 5u);
+  const std::int64_t host_supervisord =
+      std::stoll(ipc::testing::ReadWholeFile(host_dir + "/supervisord.pid"));
+  EXPECT_EQ(run.Stop(std::chrono::seconds(180)), 0) << run.Output();
+  const std::string text = run.Output();
+  EXPECT_THAT(text, HasSubstr("host-1/relay"));
+  EXPECT_THAT(text, HasSubstr("samples stored centrally"));
+  EXPECT_THAT(text, HasSubstr("from 1 self-play hosts"));
+  EXPECT_THAT(text, HasSubstr("run: done"));
+  EXPECT_FALSE(ipc::ProcessAlive(host_supervisord));
+  for (std::int64_t pid : pids) EXPECT_FALSE(ipc::ProcessAlive(pid)) << pid;
+  for (const std::string& dir : {run_dir_, host_dir}) {
+    Result<std::string> prefix = ipc::RunShmPrefix(dir);
+    ASSERT_TRUE(prefix.ok());
+    for (const fs::directory_entry& entry : fs::directory_iterator("/dev/shm")) {
+      EXPECT_FALSE(entry.path().filename().string().starts_with(*prefix)) << entry.path();
+    }
   }
 }
 
