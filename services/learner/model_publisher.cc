@@ -49,10 +49,7 @@ std::vector<std::pair<std::uint64_t, std::string>> ModelFiles(const std::string&
 
 Result<std::string> FileChecksum(const std::string& path) {
   AZ_ASSIGN_OR_RETURN(std::string data, nn::ReadWholeFile(path));
-  const std::uint64_t hash = nn::Xxh64(std::as_bytes(std::span(data.data(), data.size())));
-  char text[32];
-  std::snprintf(text, sizeof text, "xxh64:%016llx", static_cast<unsigned long long>(hash));
-  return std::string(text);
+  return nn::Xxh64Text(std::as_bytes(std::span(data.data(), data.size())));
 }
 
 Result<std::unique_ptr<ModelPublisher>> ModelPublisher::Create(

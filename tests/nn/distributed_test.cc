@@ -6,9 +6,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -19,6 +16,7 @@
 #include "core/nn/torch_model.h"
 #include "core/nn/torch_weights.h"
 #include "core/nn/trainer.h"
+#include "tests/ipc/test_util.h"
 #include "tests/nn/test_util.h"
 
 namespace az::nn {
@@ -28,17 +26,9 @@ using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
 int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  AZ_CHECK(fd >= 0, "socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  AZ_CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0, "bind");
-  socklen_t len = sizeof(addr);
-  AZ_CHECK(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0, "getsockname");
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  const int port = ipc::testing::FreeTcpPort();
+  AZ_CHECK(port > 0, "no free port");
+  return port;
 }
 
 ProcessGroupOptions GroupOptions(int world, int rank, int port) {
