@@ -34,9 +34,10 @@ constexpr auto kLimit = std::chrono::seconds(120);
 
 class PipelineTest : public ::testing::Test {
  protected:
-  // The `status` reply of a service of the run, or an empty object.
-  nlohmann::json Status(const std::string& service) const {
-    Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(run_dir_, service);
+  // The `status` reply of a service of the run (or of another run directory: a self-play host's),
+  // or an empty object.
+  nlohmann::json Status(const std::string& service, const std::string& dir = "") const {
+    Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(dir.empty() ? run_dir_ : dir, service);
     if (!info.ok() || info->state != "running") return nlohmann::json::object();
     Result<ipc::Client> client = ipc::Client::Create({.endpoint = info->control_endpoint,
                                                       .attempt_timeout = std::chrono::seconds(2),
@@ -218,16 +219,6 @@ TEST_F(PipelineTest, ASelfPlayHostFeedsTheCentralLearnerOverTcp) {
   ASSERT_TRUE(run.started());
   ASSERT_TRUE(run.WaitForOutput("all 5 services are up", kLimit)) << run.Output();
   const std::string host_dir = run_dir_ + "/hosts/host-1";
-  auto host_status = [&](const std::string& service) {
-    Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(host_dir, service);
-    if (!info.ok() || info->state != "running") return nlohmann::json::object();
-    Result<ipc::Client> client = ipc::Client::Create({.endpoint = info->control_endpoint,
-                                                      .attempt_timeout = std::chrono::seconds(2),
-                                                      .max_attempts = 1});
-    if (!client.ok()) return nlohmann::json::object();
-    Result<ipc::Reply> reply = client->Call("status");
-    return reply.ok() ? reply->body : nlohmann::json::object();
-  };
   auto stored_from_host = [&] {
     const nlohmann::json replay = Status("replay");
     if (!replay.contains("remote") || !replay["remote"].is_object()) return std::uint64_t{0};
@@ -241,7 +232,7 @@ TEST_F(PipelineTest, ASelfPlayHostFeedsTheCentralLearnerOverTcp) {
     return s.value("model_version", -1) >= 1;
   })) << run.RunFile("logs/learner.log");
   EXPECT_TRUE(
-      WaitFor([&] { return host_status("evaluator").value("model_version", 0) >= 1; }, kLimit))
+      WaitFor([&] { return Status("evaluator", host_dir).value("model_version", 0) >= 1; }, kLimit))
       << ipc::testing::ReadWholeFile(host_dir + "/logs/evaluator.log")
       << ipc::testing::ReadWholeFile(host_dir + "/logs/relay.log");
   EXPECT_FALSE(fs::exists(run_dir_ + "/selfplay-0.json")) << "no self-play on the central host";
