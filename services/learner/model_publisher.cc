@@ -1,7 +1,6 @@
 #include "services/learner/model_publisher.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -10,42 +9,11 @@
 #include "core/base/log.h"
 #include "core/nn/checksum.h"
 #include "core/nn/file_io.h"
+#include "core/nn/model_files.h"
 
 namespace az::learner {
-namespace {
 
 namespace fs = std::filesystem;
-
-constexpr std::string_view kPrefix = "model-";
-constexpr std::string_view kSuffix = ".azw";
-
-std::optional<std::uint64_t> VersionOf(std::string_view name) {
-  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
-  const std::string_view digits =
-      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-  if (digits.empty()) return std::nullopt;
-  std::uint64_t version = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
-  if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return version;
-}
-
-// Every model file in `dir`, highest version first.
-std::vector<std::pair<std::uint64_t, std::string>> ModelFiles(const std::string& dir) {
-  std::vector<std::pair<std::uint64_t, std::string>> files;
-  std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
-    if (!entry.is_regular_file(error)) continue;
-    if (std::optional<std::uint64_t> v = VersionOf(entry.path().filename().string())) {
-      files.emplace_back(*v, entry.path().string());
-    }
-  }
-  std::sort(files.begin(), files.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first; });
-  return files;
-}
-
-}  // namespace
 
 Result<std::string> FileChecksum(const std::string& path) {
   AZ_ASSIGN_OR_RETURN(std::string data, nn::ReadWholeFile(path));
@@ -68,11 +36,11 @@ Result<std::unique_ptr<ModelPublisher>> ModelPublisher::Create(
 }
 
 std::string ModelPublisher::PathFor(std::uint64_t version) const {
-  return options_.model_dir + "/model-" + std::to_string(version) + std::string(kSuffix);
+  return options_.model_dir + "/" + nn::ModelFileName(version);
 }
 
 std::optional<std::uint64_t> ModelPublisher::HighestFile() const {
-  const auto files = ModelFiles(options_.model_dir);
+  const auto files = nn::ListModelFiles(options_.model_dir);
   if (files.empty()) return std::nullopt;
   return files.front().first;
 }
@@ -104,18 +72,7 @@ Result<ipc::ModelPublished> ModelPublisher::Publish(const nn::Trainer& trainer,
 }
 
 void ModelPublisher::Prune() const {
-  if (options_.keep <= 0) return;
-  const auto files = ModelFiles(options_.model_dir);
-  std::size_t kept = 0;
-  for (const auto& [version, path] : files) {
-    if (version == 0) continue;  // the initial weights: the baseline of every comparison
-    if (kept++ < static_cast<std::size_t>(options_.keep)) continue;
-    std::error_code error;
-    fs::remove(path, error);
-    if (error) {
-      AZ_LOG(kWarning) << "removing old model " << path << ": " << error.message();
-    }
-  }
+  nn::PruneModelFiles(options_.model_dir, options_.keep, /*keep_initial=*/true);
 }
 
 }  // namespace az::learner

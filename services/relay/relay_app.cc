@@ -13,6 +13,7 @@
 
 #include "core/base/log.h"
 #include "core/nn/checksum.h"
+#include "core/nn/model_files.h"
 #include "ipc/client.h"
 #include "ipc/curve.h"
 #include "ipc/event.h"
@@ -30,18 +31,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(100);
-
-std::optional<std::uint64_t> ModelVersionOfName(const std::string& name) {
-  constexpr std::string_view kPrefix = "model-", kSuffix = ".azw";
-  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
-  const std::string digits =
-      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-  if (digits.empty() || digits.size() > 18 ||
-      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  return std::stoull(digits);
-}
 
 // Sleeps up to `duration`, waking early when `stop` is set.
 void SleepUnlessStopped(const std::atomic<bool>& stop, std::chrono::duration<double> duration) {
@@ -118,10 +107,7 @@ Result<std::unique_ptr<RelayApp>> RelayApp::Create(const RelayConfig& config) {
   ring.name = config.ring_name;
   ring.record_bytes = static_cast<std::uint32_t>(config.game_info->sample_bytes);
   ring.capacity = config.ring_capacity;
-  AZ_ASSIGN_OR_RETURN(shm::Ring opened, replayd::OpenSampleRing(ring));
-  AZ_ASSIGN_OR_RETURN(shm::Scope scope, replayd::SampleRingScope(ring));
-  AZ_ASSIGN_OR_RETURN(replayd::IngestSource source,
-                      replayd::IngestSource::Of(std::move(opened), scope, ring.name));
+  AZ_ASSIGN_OR_RETURN(replayd::IngestSource source, replayd::IngestSource::Open(ring));
   app->ring_id_ = source.ring_id;
   app->ring_ = std::make_unique<shm::Ring>(std::move(source.ring));
   app->ring_->ReclaimDead();
@@ -394,7 +380,7 @@ Status RelayApp::FetchModel(ipc::Client& client) {
     return DataLoss("model " + std::to_string(version) + " arrived with checksum " + actual +
                     ", the daemon published " + checksum + "; not used");
   }
-  const std::string path = config_.model_dir + "/model-" + std::to_string(version) + ".azw";
+  const std::string path = config_.model_dir + "/" + nn::ModelFileName(version);
   AZ_RETURN_IF_ERROR(ipc::WriteFileAtomically(path, bytes));
   AZ_RETURN_IF_ERROR(
       events_
@@ -408,23 +394,8 @@ Status RelayApp::FetchModel(ipc::Client& client) {
     stats_.model_version = version;
     ++stats_.models_fetched;
   }
-  PruneModels();
+  nn::PruneModelFiles(config_.model_dir, config_.model_keep, /*keep_initial=*/false);
   return Status::Ok();
-}
-
-void RelayApp::PruneModels() const {
-  std::vector<std::pair<std::uint64_t, fs::path>> files;
-  std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(config_.model_dir, error)) {
-    if (std::optional<std::uint64_t> v = ModelVersionOfName(entry.path().filename().string())) {
-      files.emplace_back(*v, entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (std::size_t i = static_cast<std::size_t>(config_.model_keep); i < files.size(); ++i) {
-    fs::remove(files[i].second, error);
-  }
 }
 
 RelayStats RelayApp::Stats() const {

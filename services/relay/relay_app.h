@@ -78,7 +78,6 @@ class RelayApp {
   void PushLoop();
   void ModelLoop();
   Status FetchModel(ipc::Client& client);
-  void PruneModels() const;
   nlohmann::json StatusJson() const;
   void LogProgress();
   void UpdateMetrics();

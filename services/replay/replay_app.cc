@@ -180,9 +180,7 @@ Result<IngestSource> ReplayApp::OpenRing() const {
   ring.name = config_.ring_name;
   ring.record_bytes = static_cast<std::uint32_t>(config_.record_bytes);
   ring.capacity = config_.ring_capacity;
-  AZ_ASSIGN_OR_RETURN(shm::Ring opened, OpenSampleRing(ring));
-  AZ_ASSIGN_OR_RETURN(shm::Scope scope, SampleRingScope(ring));
-  return IngestSource::Of(std::move(opened), scope, ring.name);
+  return IngestSource::Open(ring);
 }
 
 const std::string& ReplayApp::endpoint() const { return server_->endpoint(); }
@@ -370,8 +368,8 @@ MetricsInput ReplayApp::CollectMetrics() const {
     for (const auto& [host, stats] : remote_->Stats()) {
       in.inserted_remote += stats.stored;
       in.rejected_remote += stats.rejected;
-      in.remote_hosts.push_back({host, stats.stored, stats.duplicates, stats.rejected,
-                                 stats.committed_through});
+      in.remote_hosts.push_back(
+          {host, stats.stored, stats.duplicates, stats.rejected, stats.committed_through});
     }
   }
   in.samples_per_insert = limiter.options.samples_per_insert;

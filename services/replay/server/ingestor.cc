@@ -25,6 +25,12 @@ Result<IngestSource> IngestSource::Of(shm::Ring ring, const shm::Scope& scope,
   return source;
 }
 
+Result<IngestSource> IngestSource::Open(const SampleRingOptions& options) {
+  AZ_ASSIGN_OR_RETURN(shm::Ring ring, OpenSampleRing(options));
+  AZ_ASSIGN_OR_RETURN(shm::Scope scope, SampleRingScope(options));
+  return Of(std::move(ring), scope, options.name);
+}
+
 Result<std::unique_ptr<Ingestor>> Ingestor::Create(const IngestOptions& options,
                                                    IngestSource source, replay::ReplayStore& store,
                                                    RateLimiter& limiter) {

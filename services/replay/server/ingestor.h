@@ -30,6 +30,7 @@
 
 #include "core/base/status.h"
 #include "core/replay/replay_store.h"
+#include "services/replay/sample_ring.h"
 #include "services/replay/server/ingest_journal.h"
 #include "services/replay/server/rate_limiter.h"
 #include "shm/ring.h"
@@ -62,6 +63,9 @@ struct IngestSource {
   // The source for `ring`, the segment `name` of `scope`: reads its creation identity from the
   // segment header. NotFound when the segment is gone.
   static Result<IngestSource> Of(shm::Ring ring, const shm::Scope& scope, std::string_view name);
+  // Opens (or creates) the run's sample ring that `options` names (sample_ring.h) and reads its
+  // identity: what the daemon and az-relay, the ring's two kinds of reader, both do at start.
+  static Result<IngestSource> Open(const SampleRingOptions& options);
 };
 
 struct IngestStats {

@@ -1,0 +1,61 @@
+#include "core/nn/model_files.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <system_error>
+
+#include "core/base/log.h"
+
+namespace az::nn {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kPrefix = "model-";
+constexpr std::string_view kSuffix = ".azw";
+
+}  // namespace
+
+std::string ModelFileName(std::uint64_t version) {
+  return std::string(kPrefix) + std::to_string(version) + std::string(kSuffix);
+}
+
+std::optional<std::uint64_t> ModelVersionOfFileName(std::string_view name) {
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
+  const std::string_view digits =
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  if (digits.empty()) return std::nullopt;
+  std::uint64_t version = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+  if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return version;
+}
+
+std::vector<std::pair<std::uint64_t, std::string>> ListModelFiles(const std::string& dir) {
+  std::vector<std::pair<std::uint64_t, std::string>> files;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    if (!entry.is_regular_file(error)) continue;
+    if (std::optional<std::uint64_t> v = ModelVersionOfFileName(entry.path().filename().string())) {
+      files.emplace_back(*v, entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  return files;
+}
+
+void PruneModelFiles(const std::string& dir, int keep, bool keep_initial) {
+  if (keep <= 0) return;
+  std::size_t kept = 0;
+  for (const auto& [version, path] : ListModelFiles(dir)) {
+    if (keep_initial && version == 0) continue;
+    if (kept++ < static_cast<std::size_t>(keep)) continue;
+    std::error_code error;
+    fs::remove(path, error);
+    if (error) AZ_LOG(kWarning) << "removing old model " << path << ": " << error.message();
+  }
+}
+
+}  // namespace az::nn

@@ -1,0 +1,62 @@
+// The model directory's naming and pruning (core/nn/model_files.h), which the learner's publisher
+// and az-relay both use: only well-formed names count as models, the newest are kept, and the
+// learner's initial weights survive pruning.
+
+#include "core/nn/model_files.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/ipc/test_util.h"
+
+namespace az::nn {
+namespace {
+
+using ipc::testing::TempDir;
+
+void Touch(const std::string& path) { std::ofstream(path) << "x"; }
+
+std::vector<std::uint64_t> Versions(const std::string& dir) {
+  std::vector<std::uint64_t> versions;
+  for (const auto& [version, path] : ListModelFiles(dir)) versions.push_back(version);
+  return versions;
+}
+
+TEST(ModelFilesTest, NamesRoundTripAndOnlyModelNamesParse) {
+  EXPECT_EQ(ModelFileName(42), "model-42.azw");
+  EXPECT_EQ(ModelVersionOfFileName(ModelFileName(0)), 0u);
+  EXPECT_EQ(ModelVersionOfFileName(ModelFileName(18446744073709551615ull)),
+            18446744073709551615ull);
+  for (const char* bad : {"model-.azw", "model-1x.azw", "model--1.azw", "model-1.azw.tmp",
+                          "checkpoint-1.azck", "model-18446744073709551616.azw", "model-1"}) {
+    EXPECT_EQ(ModelVersionOfFileName(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(ModelFilesTest, ListsModelFilesNewestFirstAndIgnoresTheRest) {
+  TempDir dir;
+  for (int v : {3, 10, 0, 7}) Touch(dir.path() + "/" + ModelFileName(v));
+  Touch(dir.path() + "/model-5.azw.tmp");                          // an atomic write in progress
+  std::filesystem::create_directory(dir.path() + "/model-9.azw");  // not a regular file
+  EXPECT_EQ(Versions(dir.path()), (std::vector<std::uint64_t>{10, 7, 3, 0}));
+  EXPECT_TRUE(ListModelFiles(dir.path() + "/missing").empty());
+}
+
+TEST(ModelFilesTest, PruningKeepsTheNewestAndTheInitialWeightsWhenAsked) {
+  TempDir learner, relay;
+  for (int v = 0; v <= 6; ++v) {
+    Touch(learner.path() + "/" + ModelFileName(v));
+    Touch(relay.path() + "/" + ModelFileName(v));
+  }
+  PruneModelFiles(learner.path(), 2, /*keep_initial=*/true);
+  EXPECT_EQ(Versions(learner.path()), (std::vector<std::uint64_t>{6, 5, 0}));
+  PruneModelFiles(relay.path(), 2, /*keep_initial=*/false);
+  EXPECT_EQ(Versions(relay.path()), (std::vector<std::uint64_t>{6, 5}));
+  PruneModelFiles(relay.path(), 0, /*keep_initial=*/false);  // 0: keep all
+  EXPECT_EQ(Versions(relay.path()), (std::vector<std::uint64_t>{6, 5}));
+}
+
+}  // namespace
+}  // namespace az::nn
