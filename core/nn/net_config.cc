@@ -28,7 +28,7 @@ NetConfig NetConfig::ConnectFour() {
   NetConfig config;
   config.blocks = 4;
   config.filters = 32;
-  config.input_planes = 3;
+  config.input_planes = 7;
   config.board_height = 6;
   config.board_width = 7;
   config.policy_size = 7;

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "core/games/connect4/connect_four_encoder.h"
@@ -209,6 +212,47 @@ TEST(ConnectFourEncoderTest, PlanesAreFromTheSideToMovesView) {
   EXPECT_EQ(at(0, 1, 3), 1.0f);
   EXPECT_EQ(at(1, 0, 3), 1.0f);
   EXPECT_EQ(at(1, 0, 0), 1.0f);
+}
+
+// The cells of one plane that are 1, as (row, column) pairs; every other cell must be exactly 0.
+std::vector<std::pair<int, int>> CellsOf(std::span<const float> planes, int plane) {
+  std::vector<std::pair<int, int>> cells;
+  for (int row = 0; row < 6; ++row) {
+    for (int column = 0; column < 7; ++column) {
+      const float v = planes[plane * kConnectFourCells + row * kConnectFourWidth + column];
+      EXPECT_TRUE(v == 0.0f || v == 1.0f);
+      if (v == 1.0f) cells.emplace_back(row, column);
+    }
+  }
+  return cells;
+}
+
+TEST(ConnectFourEncoderTest, ThreatPlanesMarkWhereEachSideWouldConnectFour) {
+  using Cells = std::vector<std::pair<int, int>>;
+  std::array<float, kConnectFourInputSize> planes;
+  // "44556": X has three in a row on the bottom (columns 4-6 in 1-based digits), O two above it;
+  // O is to move, the second player.
+  EncodeConnectFour(Play("44556").ToRecord(), planes);
+  EXPECT_EQ(
+      CellsOf(planes, 3),
+      (Cells{{0, 0}, {0, 1}, {0, 2}, {0, 6}, {1, 5}, {2, 3}, {2, 4}}));  // where a stone lands
+  EXPECT_EQ(CellsOf(planes, 4), Cells{});                                // O cannot win
+  EXPECT_EQ(CellsOf(planes, 5), (Cells{{0, 2}, {0, 6}}));                // X wins on either end
+  EXPECT_EQ(CellsOf(planes, 6), Cells{});  // the side to move is not the first player
+
+  // O blocks on the left; X to move (the first player) still wins on the right.
+  EncodeConnectFour(Play("445563").ToRecord(), planes);
+  EXPECT_EQ(CellsOf(planes, 4), (Cells{{0, 6}}));
+  EXPECT_EQ(CellsOf(planes, 5), Cells{});
+  EXPECT_EQ(CellsOf(planes, 6).size(), 42u);
+
+  // A threat above an empty cell is marked though no stone can land there yet: X's diagonal
+  // (0,0) (1,1) (2,2) wants (3,3), and column 4 (0-based 3) holds one stone.
+  EncodeConnectFour(Play("1223433").ToRecord(), planes);
+  const Cells opponent = CellsOf(planes, 5);
+  EXPECT_NE(std::find(opponent.begin(), opponent.end(), std::pair{3, 3}), opponent.end());
+  const Cells playable = CellsOf(planes, 3);
+  EXPECT_EQ(std::find(playable.begin(), playable.end(), std::pair{3, 3}), playable.end());
 }
 
 }  // namespace

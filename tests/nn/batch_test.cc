@@ -122,7 +122,7 @@ TEST(BatchTest, BuildTrainBatchAssemblesEverything) {
   const Result<TrainBatch> batch =
       BuildTrainBatch(set.samples, set.Encoder(), c, InputLayout::kNhwc);
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
-  EXPECT_EQ(batch->input.sizes(), (std::vector<std::int64_t>{5, 3, 6, 7}));
+  EXPECT_EQ(batch->input.sizes(), (std::vector<std::int64_t>{5, c.input_planes, 6, 7}));
   EXPECT_TRUE(torch::allclose(batch->policy_target.sum(1), torch::ones({5})));
   EXPECT_EQ(batch->weight[3].item<float>(), 0.5f);
   EXPECT_EQ(BuildTrainBatch({}, set.Encoder(), c, InputLayout::kNhwc).status().code(),

@@ -230,10 +230,12 @@ TEST(DistributedTrainerTest, TwoRanksOnHalvesMatchOneTrainerOnTheWholeBatch) {
   const Weights group = ReadWeights(c0);
   const Weights single = ReadWeights(SaveRaw(*reference, dir, "reference.azc"));
   const Weights alone = ReadWeights(SaveRaw(*half_alone, dir, "alone.azc"));
-  constexpr double kTolerance = 2e-6;  // float summation order; one Adam step moves ~lr = 1e-2
+  // Float summation order; one Adam step moves a weight by about lr = 1e-2, and Adam's division by
+  // the gradient's size lets weights with tiny gradients carry a little more of that noise.
+  constexpr double kTolerance = 5e-6;
   EXPECT_LT(MaxDifference(group.parameters, single.parameters), kTolerance);
   // The check has teeth: training on one half alone lands far from the reference.
-  EXPECT_GT(MaxDifference(alone.parameters, single.parameters), 1000 * kTolerance);
+  EXPECT_GT(MaxDifference(alone.parameters, single.parameters), 400 * kTolerance);
   // Buffers: running means (even indices) exactly the reference's up to rounding; running
   // variances close; the batch counters equal.
   for (std::size_t i = 0; i < group.buffers.size(); ++i) {

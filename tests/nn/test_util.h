@@ -17,7 +17,7 @@
 
 namespace az::nn::testing {
 
-// 1 block x 8 filters on a 6x7 board with 3 planes and 7 actions: trains in milliseconds.
+// 1 block x 8 filters on a 6x7 board with six planes and 7 actions: trains in milliseconds.
 inline NetConfig TinyConfig() {
   NetConfig c = NetConfig::ConnectFour();
   c.blocks = 1;

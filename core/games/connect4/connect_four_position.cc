@@ -5,6 +5,28 @@
 
 namespace az::games {
 
+std::uint64_t ConnectFourWinningCells(std::uint64_t stones, std::uint64_t mask) {
+  constexpr int kH = kConnectFourHeight;
+  // Vertical: three stacked below.
+  std::uint64_t r = (stones << 1) & (stones << 2) & (stones << 3);
+  // The other three directions, each with its shift: horizontal (kH + 1), the diagonals kH and
+  // kH + 2. For each, the cell may be at either end of three, or between them.
+  for (int d : {kH + 1, kH, kH + 2}) {
+    std::uint64_t p = (stones << d) & (stones << 2 * d);
+    r |= p & (stones << 3 * d);
+    r |= p & (stones >> d);
+    p = (stones >> d) & (stones >> 2 * d);
+    r |= p & (stones << d);
+    r |= p & (stones >> 3 * d);
+  }
+  return r & (ConnectFourPosition::kBoardMask ^ mask);
+}
+
+std::uint64_t ConnectFourPlayableCells(std::uint64_t mask) {
+  constexpr std::uint64_t kBottomMask = 0x0040810204081ull;  // the bottom cell of every column
+  return (mask + kBottomMask) & ConnectFourPosition::kBoardMask;
+}
+
 bool ConnectFourPosition::HasFour(std::uint64_t stones) {
   // Shift by the step of each direction (1 vertical, 7 horizontal, 6 and 8 the diagonals): two
   // in-a-row pairs two steps apart make four. The sentinel row keeps columns from wrapping.

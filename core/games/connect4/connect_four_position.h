@@ -34,6 +34,11 @@ struct ConnectFourRecord {
 static_assert(sizeof(ConnectFourRecord) == 16);
 static_assert(std::is_trivially_copyable_v<ConnectFourRecord>);
 
+// The empty cells where `stones` would complete four, reachable now or not (`mask`: every stone).
+std::uint64_t ConnectFourWinningCells(std::uint64_t stones, std::uint64_t mask);
+// The cells a stone would land in now: the lowest empty cell of every column that is not full.
+std::uint64_t ConnectFourPlayableCells(std::uint64_t mask);
+
 class ConnectFourPosition {
  public:
   ConnectFourPosition() = default;  // the empty board, first player to move

@@ -7,37 +7,16 @@
 namespace az::games {
 namespace {
 
-constexpr int kH = kConnectFourHeight;
-constexpr std::uint64_t kBottomMask = 0x0040810204081ull;  // the bottom cell of every column
 constexpr std::uint64_t kBoardMask = ConnectFourPosition::kBoardMask;
 constexpr int kColumnOrder[kConnectFourWidth] = {3, 2, 4, 1, 5, 0, 6};
 
 enum Bound : std::uint8_t { kLower = 1, kUpper = 2 };
 
-// The empty cells where `stones` would complete four (anywhere, reachable or not).
-std::uint64_t WinningCells(std::uint64_t stones, std::uint64_t mask) {
-  // Vertical: three stacked below.
-  std::uint64_t r = (stones << 1) & (stones << 2) & (stones << 3);
-  // The other three directions, each with its shift: horizontal (kH + 1), the diagonals kH and
-  // kH + 2. For each, the cell may be at either end of three, or between them.
-  for (int d : {kH + 1, kH, kH + 2}) {
-    std::uint64_t p = (stones << d) & (stones << 2 * d);
-    r |= p & (stones << 3 * d);
-    r |= p & (stones >> d);
-    p = (stones >> d) & (stones >> 2 * d);
-    r |= p & (stones << d);
-    r |= p & (stones >> 3 * d);
-  }
-  return r & (kBoardMask ^ mask);
-}
-
-std::uint64_t Playable(std::uint64_t mask) { return (mask + kBottomMask) & kBoardMask; }
-
 // Moves of the side to move that do not let the opponent win at once: 0 when every move loses
 // (two opponent threats to block, or only moves under an opponent threat).
 std::uint64_t NonLosingMoves(std::uint64_t current, std::uint64_t mask) {
-  std::uint64_t playable = Playable(mask);
-  const std::uint64_t opponent_wins = WinningCells(current ^ mask, mask);
+  std::uint64_t playable = ConnectFourPlayableCells(mask);
+  const std::uint64_t opponent_wins = ConnectFourWinningCells(current ^ mask, mask);
   const std::uint64_t forced = playable & opponent_wins;
   if (forced != 0) {
     if (forced & (forced - 1)) return 0;
@@ -59,7 +38,7 @@ int ConnectFourSolver::Solve(const ConnectFourPosition& position) {
   const ConnectFourRecord record = position.ToRecord();
   const std::uint64_t current = record.own;
   const std::uint64_t mask = record.own | record.opponent;
-  if (WinningCells(current, mask) & Playable(mask)) return 1;
+  if (ConnectFourWinningCells(current, mask) & ConnectFourPlayableCells(mask)) return 1;
   const int moves = position.moves_played();
   // Two null-window searches: is it a win? If not, is it a loss?
   if (Negamax(current, mask, moves, 0, 1) >= 1) return 1;
@@ -110,7 +89,7 @@ int ConnectFourSolver::Negamax(std::uint64_t current, std::uint64_t mask, int mo
   for (int column : kColumnOrder) {
     const std::uint64_t move = next & ConnectFourPosition::ColumnMask(column);
     if (move == 0) continue;
-    const int score = std::popcount(WinningCells(current | move, mask | move));
+    const int score = std::popcount(ConnectFourWinningCells(current | move, mask | move));
     int i = count++;
     for (; i > 0 && scores[i - 1] < score; --i) {
       ordered[i] = ordered[i - 1];

@@ -152,7 +152,7 @@ TEST(TrainingBatchTest, SymmetryAugmentationTrainsOnTheMirrorOrTheOriginalNeverA
     std::vector<float> original(games::kConnectFourInputSize);
     games::EncodeConnectFour(samples[i].position, original);
     std::vector<float> mirror(games::kConnectFourInputSize);
-    for (int plane = 0; plane < 3; ++plane) {
+    for (int plane = 0; plane < games::kConnectFourPlanes; ++plane) {
       for (int row = 0; row < 6; ++row) {
         for (int column = 0; column < 7; ++column) {
           mirror[plane * 42 + row * 7 + column] = original[plane * 42 + row * 7 + 6 - column];
