@@ -21,15 +21,21 @@ std::string ModelFileName(std::uint64_t version) {
   return std::string(kPrefix) + std::to_string(version) + std::string(kSuffix);
 }
 
-std::optional<std::uint64_t> ModelVersionOfFileName(std::string_view name) {
-  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
+std::optional<std::uint64_t> NumberInFileName(std::string_view name, std::string_view prefix,
+                                              std::string_view suffix) {
+  if (!name.starts_with(prefix) || !name.ends_with(suffix)) return std::nullopt;
+  if (name.size() < prefix.size() + suffix.size()) return std::nullopt;  // they overlap
   const std::string_view digits =
-      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+      name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
   if (digits.empty()) return std::nullopt;
-  std::uint64_t version = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+  std::uint64_t number = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
   if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return version;
+  return number;
+}
+
+std::optional<std::uint64_t> ModelVersionOfFileName(std::string_view name) {
+  return NumberInFileName(name, kPrefix, kSuffix);
 }
 
 std::vector<std::pair<std::uint64_t, std::string>> ListModelFiles(const std::string& dir) {

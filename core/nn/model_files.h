@@ -13,6 +13,11 @@
 
 namespace az::nn {
 
+// The number of a numbered file's name, `prefix` digits `suffix` ("checkpoint-0000001234.azck"),
+// or nullopt for any other name (no digits, other characters, a number past 64 bits).
+std::optional<std::uint64_t> NumberInFileName(std::string_view name, std::string_view prefix,
+                                              std::string_view suffix);
+
 // "model-<version>.azw".
 std::string ModelFileName(std::uint64_t version);
 // The version a file name holds, or nullopt when it is not a model file's name (no digits, extra

@@ -1,12 +1,12 @@
 #include "services/learner/checkpoints.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
 
 #include "core/base/log.h"
+#include "core/nn/model_files.h"
 
 namespace az::learner {
 namespace {
@@ -18,14 +18,7 @@ constexpr std::string_view kSuffix = ".azck";
 
 // The step of "checkpoint-0000001234.azck", or nullopt for any other name.
 std::optional<std::uint64_t> StepOf(std::string_view name) {
-  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
-  const std::string_view digits =
-      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-  if (digits.empty()) return std::nullopt;
-  std::uint64_t step = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
-  if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return step;
+  return nn::NumberInFileName(name, kPrefix, kSuffix);
 }
 
 }  // namespace

@@ -33,6 +33,8 @@ TEST(ModelFilesTest, NamesRoundTripAndOnlyModelNamesParse) {
                           "checkpoint-1.azck", "model-18446744073709551616.azw", "model-1"}) {
     EXPECT_EQ(ModelVersionOfFileName(bad), std::nullopt) << bad;
   }
+  EXPECT_EQ(NumberInFileName("checkpoint-0000001234.azck", "checkpoint-", ".azck"), 1234u);
+  EXPECT_EQ(NumberInFileName("ab", "ab", "b"), std::nullopt);  // prefix and suffix overlap
 }
 
 TEST(ModelFilesTest, ListsModelFilesNewestFirstAndIgnoresTheRest) {
