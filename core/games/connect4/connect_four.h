@@ -6,8 +6,8 @@
 //
 //   rules        connect_four_position.h: the 6x7 bitboard; a move is a column, 0..6
 //   record       ConnectFourRecord: the side to move's stones and the opponent's, 16 bytes
-//   encoding     connect_four_encoder.h: 6 planes of 6x7 (own, opponent, ones, playable cells,
-//                own and opponent winning cells), planar
+//   encoding     connect_four_encoder.h: 7 planes of 6x7 (own, opponent, ones, playable cells,
+//                own and opponent winning cells, side to move is first), planar
 //   policy       7 entries, the index of a move is its column
 //   sample       connect_four_sample.h: an 80-byte DenseSample
 //   symmetries   2: the identity and the left-right mirror
