@@ -38,13 +38,16 @@ std::optional<std::uint64_t> ModelVersionOfFileName(std::string_view name) {
   return NumberInFileName(name, kPrefix, kSuffix);
 }
 
-std::vector<std::pair<std::uint64_t, std::string>> ListModelFiles(const std::string& dir) {
+std::vector<std::pair<std::uint64_t, std::string>> ListNumberedFiles(const std::string& dir,
+                                                                     std::string_view prefix,
+                                                                     std::string_view suffix) {
   std::vector<std::pair<std::uint64_t, std::string>> files;
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
     if (!entry.is_regular_file(error)) continue;
-    if (std::optional<std::uint64_t> v = ModelVersionOfFileName(entry.path().filename().string())) {
-      files.emplace_back(*v, entry.path().string());
+    if (std::optional<std::uint64_t> number =
+            NumberInFileName(entry.path().filename().string(), prefix, suffix)) {
+      files.emplace_back(*number, entry.path().string());
     }
   }
   std::sort(files.begin(), files.end(),
@@ -52,16 +55,26 @@ std::vector<std::pair<std::uint64_t, std::string>> ListModelFiles(const std::str
   return files;
 }
 
-void PruneModelFiles(const std::string& dir, int keep, bool keep_initial) {
-  if (keep <= 0) return;
+void PruneNumberedFiles(const std::string& dir, std::string_view prefix, std::string_view suffix,
+                        std::size_t keep, std::optional<std::uint64_t> exempt) {
   std::size_t kept = 0;
-  for (const auto& [version, path] : ListModelFiles(dir)) {
-    if (keep_initial && version == 0) continue;
-    if (kept++ < static_cast<std::size_t>(keep)) continue;
+  for (const auto& [number, path] : ListNumberedFiles(dir, prefix, suffix)) {
+    if (number == exempt) continue;
+    if (kept++ < keep) continue;
     std::error_code error;
     fs::remove(path, error);
-    if (error) AZ_LOG(kWarning) << "removing old model " << path << ": " << error.message();
+    if (error) AZ_LOG(kWarning) << "removing the old file " << path << ": " << error.message();
   }
+}
+
+std::vector<std::pair<std::uint64_t, std::string>> ListModelFiles(const std::string& dir) {
+  return ListNumberedFiles(dir, kPrefix, kSuffix);
+}
+
+void PruneModelFiles(const std::string& dir, int keep, bool keep_initial) {
+  if (keep <= 0) return;
+  PruneNumberedFiles(dir, kPrefix, kSuffix, static_cast<std::size_t>(keep),
+                     keep_initial ? std::optional<std::uint64_t>(0) : std::nullopt);
 }
 
 }  // namespace az::nn

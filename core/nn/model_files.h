@@ -4,6 +4,7 @@
 // (docs/learner.md). The learner writes and prunes its own; az-relay keeps a self-play host's copy
 // the same way. Torch-free: the relay links it without LibTorch.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,17 @@ namespace az::nn {
 // or nullopt for any other name (no digits, other characters, a number past 64 bits).
 std::optional<std::uint64_t> NumberInFileName(std::string_view name, std::string_view prefix,
                                               std::string_view suffix);
+
+// The files of `dir` named `prefix` digits `suffix` (regular files only), highest number first, as
+// (number, path); empty when the directory is missing. Model files and the learner's checkpoints.
+std::vector<std::pair<std::uint64_t, std::string>> ListNumberedFiles(const std::string& dir,
+                                                                     std::string_view prefix,
+                                                                     std::string_view suffix);
+
+// Removes all but the `keep` highest-numbered of those files; the one numbered `exempt` (when
+// given) stays and does not count. A file that cannot be removed is logged and left.
+void PruneNumberedFiles(const std::string& dir, std::string_view prefix, std::string_view suffix,
+                        std::size_t keep, std::optional<std::uint64_t> exempt = std::nullopt);
 
 // "model-<version>.azw".
 std::string ModelFileName(std::uint64_t version);

@@ -1,6 +1,5 @@
 #include "services/learner/checkpoints.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -15,11 +14,6 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kPrefix = "checkpoint-";
 constexpr std::string_view kSuffix = ".azck";
-
-// The step of "checkpoint-0000001234.azck", or nullopt for any other name.
-std::optional<std::uint64_t> StepOf(std::string_view name) {
-  return nn::NumberInFileName(name, kPrefix, kSuffix);
-}
 
 }  // namespace
 
@@ -42,15 +36,9 @@ std::string CheckpointDir::PathFor(std::uint64_t step) const {
 
 std::vector<CheckpointFile> CheckpointDir::List() const {
   std::vector<CheckpointFile> files;
-  std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir_, error)) {
-    if (!entry.is_regular_file(error)) continue;
-    if (std::optional<std::uint64_t> step = StepOf(entry.path().filename().string())) {
-      files.push_back({entry.path().string(), *step});
-    }
+  for (auto& [step, path] : nn::ListNumberedFiles(dir_, kPrefix, kSuffix)) {
+    files.push_back({std::move(path), step});
   }
-  std::sort(files.begin(), files.end(),
-            [](const CheckpointFile& a, const CheckpointFile& b) { return a.step > b.step; });
   return files;
 }
 
@@ -58,14 +46,7 @@ Result<std::string> CheckpointDir::Save(const nn::Trainer& trainer,
                                         std::uint64_t model_version) const {
   const std::string path = PathFor(trainer.counters().steps);
   AZ_RETURN_IF_ERROR(trainer.SaveCheckpoint(path, model_version));
-  const std::vector<CheckpointFile> files = List();
-  for (std::size_t i = static_cast<std::size_t>(keep_); i < files.size(); ++i) {
-    std::error_code error;
-    fs::remove(files[i].path, error);
-    if (error) {
-      AZ_LOG(kWarning) << "removing old checkpoint " << files[i].path << ": " << error.message();
-    }
-  }
+  nn::PruneNumberedFiles(dir_, kPrefix, kSuffix, static_cast<std::size_t>(keep_));
   return path;
 }
 

@@ -1,6 +1,7 @@
 // The model directory's naming and pruning (core/nn/model_files.h), which the learner's publisher
 // and az-relay both use: only well-formed names count as models, the newest are kept, and the
-// learner's initial weights survive pruning.
+// learner's initial weights survive pruning; the learner's checkpoints are listed and pruned by the
+// same code under their own names.
 
 #include "core/nn/model_files.h"
 
@@ -58,6 +59,24 @@ TEST(ModelFilesTest, PruningKeepsTheNewestAndTheInitialWeightsWhenAsked) {
   EXPECT_EQ(Versions(relay.path()), (std::vector<std::uint64_t>{6, 5}));
   PruneModelFiles(relay.path(), 0, /*keep_initial=*/false);  // 0: keep all
   EXPECT_EQ(Versions(relay.path()), (std::vector<std::uint64_t>{6, 5}));
+}
+
+TEST(ModelFilesTest, NumberedFilesOfOnePrefixArePrunedWithoutTouchingOthers) {
+  // The learner's checkpoints share the model files' listing and pruning with their own names.
+  TempDir dir;
+  for (int step : {100, 300, 200}) {
+    Touch(dir.path() + "/checkpoint-" + std::to_string(step) + ".azck");
+  }
+  Touch(dir.path() + "/" + ModelFileName(1));
+  Touch(dir.path() + "/checkpoint-400.azck.corrupt");  // set aside by a resume: not a checkpoint
+  PruneNumberedFiles(dir.path(), "checkpoint-", ".azck", 2);
+  const auto checkpoints = ListNumberedFiles(dir.path(), "checkpoint-", ".azck");
+  ASSERT_EQ(checkpoints.size(), 2u);
+  EXPECT_EQ(checkpoints[0].first, 300u);
+  EXPECT_EQ(checkpoints[1].first, 200u);
+  EXPECT_EQ(checkpoints[0].second, dir.path() + "/checkpoint-300.azck");
+  EXPECT_EQ(Versions(dir.path()), (std::vector<std::uint64_t>{1}));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/checkpoint-400.azck.corrupt"));
 }
 
 }  // namespace
