@@ -32,6 +32,9 @@ NetConfig NetConfig::ConnectFour() {
   config.board_height = 6;
   config.board_width = 7;
   config.policy_size = 7;
+  // As the game's kNet (core/games/connect4/connect_four.h), where the heads' widths are explained.
+  config.policy_channels = 8;
+  config.value_channels = 32;
   config.value_hidden = 64;
   return config;
 }

@@ -30,7 +30,8 @@ struct NetConfig {
   static NetConfig ChessSmall();
   // Chess at AlphaZero-like size for a GPU: 15 blocks x 192 filters.
   static NetConfig ChessFull();
-  // Connect Four (core/games): 7 planes of 6x7, 7 actions, 4 blocks x 32 filters, value hidden 64.
+  // Connect Four (core/games): 7 planes of 6x7, 7 actions, 4 blocks x 32 filters, heads of 8
+  // (policy) and 32 (value) channels, value hidden 64.
   static NetConfig ConnectFour();
 
   // INVALID_ARGUMENT naming the first field out of range (every field must be positive; the

@@ -66,7 +66,11 @@ struct ConnectFour : DenseSampleGame<ConnectFour, sample::ConnectFourSample> {
   static constexpr std::uint8_t kId = 2;
   static constexpr InputShape kInput = {kConnectFourPlanes, kConnectFourHeight, kConnectFourWidth,
                                         InputLayout::kNchw};
-  static constexpr NetShape kNet = {.blocks = 4, .filters = 32, .value_hidden = 64};
+  // Heads wider than AlphaZero's 2 and 1 channels: a value read from one number per cell is the
+  // bottleneck of this small network (docs/learning.md: about a point more at 10 minutes, for 3%
+  // more arithmetic).
+  static constexpr NetShape kNet = {
+      .blocks = 4, .filters = 32, .policy_channels = 8, .value_channels = 32, .value_hidden = 64};
   static constexpr PlayDefaults kPlay = {.simulations = 64,
                                          .temperature_plies = 8,
                                          .dirichlet_alpha = 1.0f,
