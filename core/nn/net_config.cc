@@ -3,6 +3,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/nn/game_network.h"
+
 namespace az::nn {
 namespace {
 
@@ -15,29 +17,17 @@ Status CheckRange(std::string_view name, std::int32_t value, std::int32_t lo, st
 
 }  // namespace
 
-NetConfig NetConfig::ChessSmall() { return NetConfig{}; }
+// The games' own definitions (core/games/<game>) hold their default networks; these name them.
+NetConfig NetConfig::ChessSmall() { return DefaultNetConfig<games::Chess>(); }
 
 NetConfig NetConfig::ChessFull() {
-  NetConfig config;
+  NetConfig config = ChessSmall();
   config.blocks = 15;
   config.filters = 192;
   return config;
 }
 
-NetConfig NetConfig::ConnectFour() {
-  NetConfig config;
-  config.blocks = 4;
-  config.filters = 32;
-  config.input_planes = 7;
-  config.board_height = 6;
-  config.board_width = 7;
-  config.policy_size = 7;
-  // As the game's kNet (core/games/connect4/connect_four.h), where the heads' widths are explained.
-  config.policy_channels = 8;
-  config.value_channels = 32;
-  config.value_hidden = 64;
-  return config;
-}
+NetConfig NetConfig::ConnectFour() { return DefaultNetConfig<games::ConnectFour>(); }
 
 Status NetConfig::Validate() const {
   AZ_RETURN_IF_ERROR(CheckRange("blocks", blocks, 0, 128));
