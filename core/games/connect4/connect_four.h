@@ -66,11 +66,13 @@ struct ConnectFour : DenseSampleGame<ConnectFour, sample::ConnectFourSample> {
   static constexpr std::uint8_t kId = 2;
   static constexpr InputShape kInput = {kConnectFourPlanes, kConnectFourHeight, kConnectFourWidth,
                                         InputLayout::kNchw};
-  // Heads wider than AlphaZero's 2 and 1 channels: a value read from one number per cell is the
-  // bottleneck of this small network (docs/learning.md: about a point more at 10 minutes, for 3%
-  // more arithmetic).
+  // Three residual blocks: on two CPU cores the network's arithmetic sets how many games and
+  // learner steps a run gets, and 3x32 learned as much as 4x32 or more within 30 minutes (docs/
+  // learning.md, "A smaller network for two cores"). Heads wider than AlphaZero's 2 and 1
+  // channels: a value read from one number per cell is the bottleneck of this small network
+  // (about a point more at 10 minutes, for 3% more arithmetic).
   static constexpr NetShape kNet = {
-      .blocks = 4, .filters = 32, .policy_channels = 8, .value_channels = 32, .value_hidden = 64};
+      .blocks = 3, .filters = 32, .policy_channels = 8, .value_channels = 32, .value_hidden = 64};
   static constexpr PlayDefaults kPlay = {.simulations = 64,
                                          .temperature_plies = 8,
                                          .dirichlet_alpha = 1.0f,

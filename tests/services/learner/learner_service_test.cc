@@ -209,7 +209,7 @@ TEST_F(LearnerServiceTest, MalformedRecordsAreDroppedCountedAndDemotedWhileTrain
   const std::string out = dir_.path() + "/azctl.out";
   ChildProcess status({AZCTL_BINARY, "--run-dir", dir_.path(), "learner", "status"}, out, out);
   EXPECT_EQ(status.Wait(), 0) << ReadFile(out);
-  EXPECT_THAT(ReadFile(out), HasSubstr("network:    connect4 4x32"));
+  EXPECT_THAT(ReadFile(out), HasSubstr("network:    connect4 3x32"));
   EXPECT_THAT(ReadFile(out), HasSubstr("samples:    "));
   EXPECT_THAT(ReadFile(out), HasSubstr("benchmark:  model 0 keeps the solver's value in "));
   ChildProcess checkpoint({AZCTL_BINARY, "--run-dir", dir_.path(), "learner", "checkpoint"}, out,
