@@ -26,13 +26,12 @@ struct NetConfig {
   std::int32_t value_channels = 1;
   std::int32_t value_hidden = 256;
 
-  // Chess, small enough to train and evaluate on two CPU cores: the game's kNet (6 blocks x 64
-  // filters, core/games/chess/chess.h).
+  // Chess, small enough to train and evaluate on two CPU cores: the game's kNet
+  // (core/games/chess/chess.h), which the member defaults above also spell out.
   static NetConfig ChessSmall();
   // Chess at AlphaZero-like size for a GPU: 15 blocks x 192 filters.
   static NetConfig ChessFull();
-  // Connect Four: the game's kNet (core/games/connect4/connect_four.h; 7 planes of 6x7, 7 actions,
-  // 4 blocks x 32 filters, heads of 8 and 32 channels, value hidden 64).
+  // Connect Four: the game's kNet (core/games/connect4/connect_four.h: 7 planes of 6x7, 7 actions).
   static NetConfig ConnectFour();
 
   // INVALID_ARGUMENT naming the first field out of range (every field must be positive; the

@@ -19,6 +19,16 @@ std::string_view GameKindName(GameKind kind) {
 
 std::string GameKindChoices() { return games::GameNames("|"); }
 
+std::string GameKindNetShapes() {
+  std::string shapes;
+  for (const games::GameInfo& game : games::AllGames()) {
+    if (!shapes.empty()) shapes += ", ";
+    shapes += std::string(game.name) + " " + std::to_string(game.net.blocks) + "x" +
+              std::to_string(game.net.filters);
+  }
+  return shapes;
+}
+
 std::vector<std::string> GameKindNames() {
   std::vector<std::string> names;
   for (const games::GameInfo& game : games::AllGames()) names.emplace_back(game.name);

@@ -21,6 +21,9 @@ Result<GameKind> ParseGameKind(std::string_view name);
 std::string_view GameKindName(GameKind kind);
 // "chess|connect4|tictactoe": for flag help.
 std::string GameKindChoices();
+// "chess 6x64, connect4 3x32, tictactoe 2x32": each game's default network (its kNet), for flag
+// help, so that the help follows the games' definitions.
+std::string GameKindNetShapes();
 // {"chess", "connect4", "tictactoe"}: for a flag's check (CLI::IsMember).
 std::vector<std::string> GameKindNames();
 

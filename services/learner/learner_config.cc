@@ -47,9 +47,9 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
       ->capture_default_str();
 
   app.add_option("--net", c.net,
-                 "network shape: default (the game's preset: chess small 6x64, Connect Four "
-                 "3x32, tic-tac-toe 2x32), small or full (chess 15x192, for a GPU), or "
-                 "BLOCKSxFILTERS for any game (e.g. 6x64; the heads as the preset's)")
+                 "network shape: default (the game's preset: " + service::GameKindNetShapes() +
+                     "), small (chess's preset) or full (chess 15x192, for a GPU), or "
+                     "BLOCKSxFILTERS for any game (e.g. 6x64; the heads as the preset's)")
       ->check([](const std::string& v) {
         return v == "default" || v == "small" || v == "full" || ParseNetShape(v).has_value()
                    ? std::string()
