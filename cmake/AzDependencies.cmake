@@ -19,7 +19,11 @@ endif()
 add_library(az_torch INTERFACE)
 if(DEFINED Torch_DIR OR DEFINED ENV{Torch_DIR})
   find_package(Torch REQUIRED)
-  target_link_libraries(az_torch INTERFACE ${TORCH_LIBRARIES})
+  # libstdc++ first: pytorch.org's and pip's LibTorch are built with a devtoolset compiler that links
+  # parts of libstdc++ (std::filesystem among them) into libtorch_cpu.so and exports them. Listed
+  # after LibTorch, the system libstdc++ loses those symbols to LibTorch's copies, whose layout is
+  # not ours: listing a directory crashed on an H100 machine with pip's LibTorch 2.11 (docs/nn.md).
+  target_link_libraries(az_torch INTERFACE stdc++ ${TORCH_LIBRARIES})
   target_compile_options(az_torch INTERFACE ${TORCH_CXX_FLAGS})
   message(STATUS "LibTorch from Torch_DIR: ${Torch_DIR}")
 else()

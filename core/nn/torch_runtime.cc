@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <string>
 
@@ -33,10 +34,24 @@ bool UsesFp16(const torch::Device& device, const RuntimeOptions& runtime) {
   return device.is_cuda() && runtime.cuda_fp16;
 }
 
+namespace {
+
+// LibTorch 2.4 made autocast per device type and deprecated the CUDA-only calls (each call logs a
+// warning); Debian's 1.13 has only those.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool CudaAutocastEnabled() { return at::autocast::is_autocast_enabled(at::kCUDA); }
+void SetCudaAutocast(bool enabled) { at::autocast::set_autocast_enabled(at::kCUDA, enabled); }
+#else
+bool CudaAutocastEnabled() { return at::autocast::is_enabled(); }
+void SetCudaAutocast(bool enabled) { at::autocast::set_enabled(enabled); }
+#endif
+
+}  // namespace
+
 AutocastScope::AutocastScope(bool enabled) : enabled_(enabled) {
   if (!enabled_) return;
-  previous_ = at::autocast::is_enabled();
-  at::autocast::set_enabled(true);
+  previous_ = CudaAutocastEnabled();
+  SetCudaAutocast(true);
   at::autocast::increment_nesting();
 }
 
@@ -44,7 +59,7 @@ AutocastScope::~AutocastScope() {
   if (!enabled_) return;
   // As torch.autocast's __exit__: drop the cast-weight cache when the outermost scope ends.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  at::autocast::set_enabled(previous_);
+  SetCudaAutocast(previous_);
 }
 
 Status TorchErrorStatus(std::string_view what, const std::exception& e) {
