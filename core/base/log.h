@@ -36,9 +36,20 @@ class LogLine {
   std::ostringstream stream_;
 };
 
+namespace internal {
+// Turns the streamed LogLine into void, so that AZ_LOG is one expression (a conditional), not a
+// hidden if/else that makes gcc warn (-Wdangling-else) on every unbraced `if (x) AZ_LOG(...)`.
+// `&` binds looser than `<<`, so the whole line is streamed first.
+struct LogVoidify {
+  void operator&(const LogLine&) const {}
+};
+}  // namespace internal
+
 }  // namespace az
 
-#define AZ_LOG(level)                                           \
-  if (::az::LogLevel::level < ::az::GetLogLevel()) {            \
-  } else                                                        \
-    ::az::LogLine(::az::LogLevel::level)
+// Streams one line at `level` (kDebug, kInfo, kWarning, kError); the arguments are not evaluated
+// when the level is below the current one.
+#define AZ_LOG(level)                                  \
+  (::az::LogLevel::level < ::az::GetLogLevel())        \
+      ? (void)0                                        \
+      : ::az::internal::LogVoidify() & ::az::LogLine(::az::LogLevel::level)

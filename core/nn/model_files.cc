@@ -63,7 +63,7 @@ void PruneNumberedFiles(const std::string& dir, std::string_view prefix, std::st
     if (kept++ < keep) continue;
     std::error_code error;
     fs::remove(path, error);
-    if (error) {  // braced: AZ_LOG is an if/else (gcc 13's -Wdangling-else)
+    if (error) {
       AZ_LOG(kWarning) << "removing the old file " << path << ": " << error.message();
     }
   }

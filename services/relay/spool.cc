@@ -286,7 +286,7 @@ Status Spool::Ack(std::uint64_t through) {
     if (!done || std::next(it) == segments_.end()) break;
     ::close(segment.fd);
     fs::remove(segment.path, error);
-    if (error) {  // braced: AZ_LOG is an if/else (gcc 13's -Wdangling-else)
+    if (error) {
       AZ_LOG(kWarning) << "spool: removing " << segment.path << ": " << error.message();
     }
     it = segments_.erase(it);
