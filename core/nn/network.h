@@ -15,6 +15,10 @@
 
 namespace az::nn {
 
+// The logit given to illegal moves: far below any real logit, and representable in fp16 (whose
+// largest finite magnitude is 65504), so masking stays finite under autocast.
+inline constexpr float kIllegalLogit = -1e4f;
+
 struct NetworkOptions {
   NetConfig net;
   RuntimeOptions runtime;

@@ -13,12 +13,9 @@
 #include <vector>
 
 #include "core/nn/net_config.h"
+#include "core/nn/network.h"  // kIllegalLogit
 
 namespace az::nn {
-
-// The logit given to illegal moves: far below any real logit, and representable in fp16 (whose
-// largest finite magnitude is 65504), so masking stays finite under autocast.
-inline constexpr float kIllegalLogit = -1e4f;
 
 struct NetOutput {
   torch::Tensor policy;         // [n, policy_size] float32 probabilities; illegal moves ~0

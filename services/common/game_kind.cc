@@ -29,6 +29,15 @@ std::string GameKindNetShapes() {
   return shapes;
 }
 
+std::string GameKindNetField(int games::NetShape::*field) {
+  std::string values;
+  for (const games::GameInfo& game : games::AllGames()) {
+    if (!values.empty()) values += ", ";
+    values += std::string(game.name) + " " + std::to_string(game.net.*field);
+  }
+  return values;
+}
+
 std::vector<std::string> GameKindNames() {
   std::vector<std::string> names;
   for (const games::GameInfo& game : games::AllGames()) names.emplace_back(game.name);

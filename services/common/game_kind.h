@@ -24,6 +24,9 @@ std::string GameKindChoices();
 // "chess 6x64, connect4 3x32, tictactoe 2x32": each game's default network (its kNet), for flag
 // help, so that the help follows the games' definitions.
 std::string GameKindNetShapes();
+// "chess 2, connect4 8, tictactoe 2": one field of each game's default network, e.g.
+// &games::NetShape::policy_channels, for the help of the flag that overrides it.
+std::string GameKindNetField(int games::NetShape::*field);
 // {"chess", "connect4", "tictactoe"}: for a flag's check (CLI::IsMember).
 std::vector<std::string> GameKindNames();
 

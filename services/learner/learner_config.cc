@@ -57,15 +57,18 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
       })
       ->capture_default_str();
   app.add_option("--policy-channels", c.policy_channels,
-                 "channels of the policy head's 1x1 convolution (0: the preset's, 2; Connect Four 8)")
+                 "channels of the policy head's 1x1 convolution (0: the preset's: " +
+                     service::GameKindNetField(&games::NetShape::policy_channels) + ")")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
   app.add_option("--value-channels", c.value_channels,
-                 "channels of the value head's 1x1 convolution (0: the preset's, 1; Connect Four 32)")
+                 "channels of the value head's 1x1 convolution (0: the preset's: " +
+                     service::GameKindNetField(&games::NetShape::value_channels) + ")")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
   app.add_option("--value-hidden", c.value_hidden,
-                 "hidden units of the value head (0: the preset's, chess 256, Connect Four 64)")
+                 "hidden units of the value head (0: the preset's: " +
+                     service::GameKindNetField(&games::NetShape::value_hidden) + ")")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
   app.add_option("--device", c.device, "auto (CUDA when available), cpu or cuda")

@@ -61,7 +61,7 @@ Outputs Evaluate(Network& network, const testing::SampleSet& set, const LegalMov
 float MaxDiff(const std::vector<float>& a, const std::vector<float>& b, bool skip_masked) {
   float worst = 0.0f;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (skip_masked && (a[i] <= -9000.0f || b[i] <= -9000.0f)) {
+    if (skip_masked && (a[i] <= kIllegalLogit / 2 || b[i] <= kIllegalLogit / 2)) {
       EXPECT_EQ(a[i], b[i]) << "a legal move's logit on one device, masked on the other";
       continue;
     }

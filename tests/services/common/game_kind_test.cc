@@ -32,5 +32,14 @@ TEST(GameKindTest, NetShapesFollowEachGamesDefinition) {
   }
 }
 
+TEST(GameKindTest, NetFieldFollowsEachGamesDefinition) {
+  const std::string channels = GameKindNetField(&games::NetShape::policy_channels);
+  for (const games::GameInfo& game : games::AllGames()) {
+    const std::string entry =
+        std::string(game.name) + " " + std::to_string(game.net.policy_channels);
+    EXPECT_NE(channels.find(entry), std::string::npos) << channels << " lacks " << entry;
+  }
+}
+
 }  // namespace
 }  // namespace az::service
