@@ -69,6 +69,12 @@ BENCHMARK(BM_Forward)
     ->Apply(ForwardArgs)
     ->ArgsProduct({{2}, {1, 64, 256}, {0, 1}, {1}})
     ->Iterations(50);
+// Connect Four's batch sweep: where the evaluator's max-batch should sit on this CPU (per-position
+// cost rises again once a layer's activations outgrow the core's L2 cache).
+BENCHMARK(BM_Forward)
+    ->Apply(ForwardArgs)
+    ->ArgsProduct({{2}, {16, 32, 48, 64, 96, 128}, {1}, {1}})
+    ->Iterations(100);
 
 // The torch-free facade (what a service calls): input from an NHWC buffer, legal-move mask, priors
 // gathered over the legal moves, WDL and value copied out. Compare with BM_Forward/0/64/1/1.
