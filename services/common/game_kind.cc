@@ -19,23 +19,29 @@ std::string_view GameKindName(GameKind kind) {
 
 std::string GameKindChoices() { return games::GameNames("|"); }
 
-std::string GameKindNetShapes() {
-  std::string shapes;
+namespace {
+
+// "chess V, connect4 V, ..." with each game's V = value(its network shape).
+template <typename Value>
+std::string JoinPerGame(Value value) {
+  std::string joined;
   for (const games::GameInfo& game : games::AllGames()) {
-    if (!shapes.empty()) shapes += ", ";
-    shapes += std::string(game.name) + " " + std::to_string(game.net.blocks) + "x" +
-              std::to_string(game.net.filters);
+    if (!joined.empty()) joined += ", ";
+    joined += std::string(game.name) + " " + value(game.net);
   }
-  return shapes;
+  return joined;
+}
+
+}  // namespace
+
+std::string GameKindNetShapes() {
+  return JoinPerGame([](const games::NetShape& net) {
+    return std::to_string(net.blocks) + "x" + std::to_string(net.filters);
+  });
 }
 
 std::string GameKindNetField(int games::NetShape::*field) {
-  std::string values;
-  for (const games::GameInfo& game : games::AllGames()) {
-    if (!values.empty()) values += ", ";
-    values += std::string(game.name) + " " + std::to_string(game.net.*field);
-  }
-  return values;
+  return JoinPerGame([field](const games::NetShape& net) { return std::to_string(net.*field); });
 }
 
 std::vector<std::string> GameKindNames() {

@@ -99,7 +99,7 @@ void CheckContract(int games, int max_plies) {
       }
       // A flipped magic is data loss, not a crash.
       typename G::Sample bad = s;
-      std::memset(&bad, 0xFF, 4);
+      std::memset(static_cast<void*>(&bad), 0xFF, 4);
       EXPECT_EQ(G::ValidateSample(bad).code(), StatusCode::kDataLoss);
     }
   }

@@ -462,8 +462,8 @@ TEST_F(LearnerServiceTest, WhenARankDiesTheOtherExitsNonZeroAndTheRestartedGroup
 
 // Not a check: the numbers in docs/scaling.md ("A data-parallel learner"). Steps per second of one
 // learner and of a two-rank group (each rank batch 256, 1 thread) on Connect Four's default net:
-//   build/bin/learner_service_test --gtest_also_run_disabled_tests \
-//     --gtest_filter='*DISABLED_MeasureStepsPerSecond*'
+//   build/bin/learner_service_test --gtest_also_run_disabled_tests
+//     --gtest_filter='*DISABLED_MeasureStepsPerSecond*'   (one command line)
 TEST_F(LearnerServiceTest, DISABLED_MeasureStepsPerSecond) {
   auto replay = StartReplay();
   ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(4000, 1, 0))).ok());
