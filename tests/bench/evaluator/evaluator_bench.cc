@@ -6,12 +6,17 @@
 // BM_NetworkForward/game/batch: nn::Network::Forward (the facade the evaluator calls) on `batch`
 //   records of real positions, encoded by the callback straight into the batch tensor, with the
 //   legal-move lists: the network's own rate in this process (1 intra-op thread, the evaluator's
-//   default). game 0 = chess (6x64), 1 = Connect Four (4x32); fresh default networks.
+//   default). game 0 = chess (6x64), 1 = Connect Four (its preset), 2 = chess's full 15x192
+//   network (GPU rows only); fresh networks.
 // BM_EvaluatorRing/game/batch: the real az-evaluator as a child process (--max-batch batch, the
 //   same default network) answering through the eval channel. This process keeps two batches in
 //   flight (it submits batch k+1, then waits for batch k), so the evaluator always has a full batch
 //   waiting, as it has with many workers. positions/s over positions/s of BM_NetworkForward is
 //   the share of the network's rate that survives the ring path (requests, validation, answers).
+// With AZ_BENCH_DEVICE=cuda (tests/bench/bench_options.h) both run on the GPU (fp16 autocast, the
+// evaluator's
+//   default there), on batches of 256 and 1024 of all three networks, each for at least 3 s:
+//   AZ_BENCH_DEVICE=cuda build/bin/evaluator_bench --benchmark_filter='Network|Evaluator'
 // BM_ChannelRoundTrip/game: the channel alone, one thread: submit 256 requests, take them as the
 //   evaluator does, answer them, receive the answers. game 0 = chess-sized records (704 + 904 B),
 //   1 = Connect Four-sized (56 + 64 B), 2 = Connect Four leaves in a chess-sized channel (what one
@@ -19,6 +24,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -39,6 +45,7 @@
 #include "services/common/service_util.h"
 #include "shm/request_channel.h"
 #include "shm/segment.h"
+#include "tests/bench/bench_options.h"
 #include "tests/ipc/test_util.h"
 #include "tests/services/evaluator/random_leaves.h"
 
@@ -68,12 +75,20 @@ void Encode(const typename G::Record& record, float* dst) {
   }
 }
 
+// The network of a benchmark row's game argument (0, 1, 2: see the top of the file).
+nn::NetConfig RowNet(std::int64_t game) {
+  switch (game) {
+    case 0: return nn::NetConfig::ChessSmall();
+    case 1: return nn::NetConfig::ConnectFour();
+    default: return nn::NetConfig::ChessFull();
+  }
+}
+
 template <typename G>
-void NetworkForward(benchmark::State& state, int batch) {
+void NetworkForward(benchmark::State& state, int batch, const nn::NetConfig& net) {
   nn::NetworkOptions options;
-  options.net =
-      std::is_same_v<G, Chess> ? nn::NetConfig::ChessSmall() : nn::NetConfig::ConnectFour();
-  options.runtime.device = nn::DeviceChoice::kCpu;
+  options.net = net;
+  options.runtime.device = bench::BenchDevice();
   options.runtime.input_layout =
       std::is_same_v<G, Chess> ? nn::InputLayout::kNhwc : nn::InputLayout::kNchw;
   std::unique_ptr<nn::Network> network = std::move(nn::Network::Create(options)).value();
@@ -101,22 +116,46 @@ void NetworkForward(benchmark::State& state, int batch) {
 
 void BM_NetworkForward(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(1));
-  if (state.range(0) == 0) {
-    NetworkForward<Chess>(state, batch);
+  if (state.range(0) == 1) {
+    NetworkForward<ConnectFour>(state, batch, RowNet(1));
   } else {
-    NetworkForward<ConnectFour>(state, batch);
+    NetworkForward<Chess>(state, batch, RowNet(state.range(0)));
   }
 }
 
+// `full`: chess's 15x192 network, which the evaluator loads from a weights file (a fresh
+// evaluator's network is the game's preset).
 template <typename G>
-void EvaluatorRing(benchmark::State& state, int batch) {
+void EvaluatorRing(benchmark::State& state, int batch, bool full) {
   ipc::testing::TempDir dir;
   const shm::Scope scope = *RunShmScope(dir.path(), "");
-  ipc::testing::ChildProcess evaluator(
-      {ipc::testing::BinaryPath("az-evaluator"), "--run-dir", dir.path(), "--game",
-       std::string(GameKindName(GameKindOf<G>::kValue)), "--max-batch", std::to_string(batch),
-       "--metrics-port", "-1", "--log-interval", "2", "--model-events-from", ""},
-      dir.path() + "/evaluator.log", dir.path() + "/evaluator.log");
+  std::vector<std::string> args = {
+      ipc::testing::BinaryPath("az-evaluator"), "--run-dir", dir.path(), "--game",
+      std::string(GameKindName(GameKindOf<G>::kValue)), "--max-batch", std::to_string(batch),
+      "--device", bench::BenchDeviceFlag(), "--metrics-port", "-1", "--log-interval", "2",
+      "--model-events-from", "",
+      // The same leaves go round every iteration: with the cache of answers every batch after the
+      // first would be answered from it, not by the network.
+      "--cache-size", "0"};
+  if (batch > 256) {
+    // Two batches in flight must fit the worker's response ring and the shared request ring.
+    args.insert(args.end(), {"--response-capacity", std::to_string(std::bit_ceil(2U * batch)),
+                             "--request-capacity", std::to_string(std::bit_ceil(4U * batch))});
+  }
+  if (full) {
+    nn::NetworkOptions options;
+    options.net = nn::NetConfig::ChessFull();
+    options.runtime.device = nn::DeviceChoice::kCpu;
+    const std::string model = dir.path() + "/full.azw";
+    const Status saved = nn::Network::Create(options).value()->SaveWeights(model, 0);
+    if (!saved.ok()) {
+      state.SkipWithError(saved.ToString().c_str());
+      return;
+    }
+    args.insert(args.end(), {"--model", model});
+  }
+  ipc::testing::ChildProcess evaluator(args, dir.path() + "/evaluator.log",
+                                       dir.path() + "/evaluator.log");
   std::optional<shm::RequestClient> client;
   ipc::testing::WaitFor([&] {
     Result<shm::RequestClient> opened =
@@ -175,10 +214,10 @@ void EvaluatorRing(benchmark::State& state, int batch) {
 
 void BM_EvaluatorRing(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(1));
-  if (state.range(0) == 0) {
-    EvaluatorRing<Chess>(state, batch);
+  if (state.range(0) == 1) {
+    EvaluatorRing<ConnectFour>(state, batch, false);
   } else {
-    EvaluatorRing<ConnectFour>(state, batch);
+    EvaluatorRing<Chess>(state, batch, state.range(0) == 2);
   }
 }
 
@@ -251,15 +290,39 @@ void NetworkArgs(benchmark::internal::Benchmark* b) {
   b->ArgNames({"game", "batch"});
 }
 
-BENCHMARK(BM_NetworkForward)->Apply(NetworkArgs)->Args({0, 64})->Iterations(20);
-BENCHMARK(BM_NetworkForward)->Apply(NetworkArgs)->Args({0, 256})->Iterations(6);
-BENCHMARK(BM_NetworkForward)->Apply(NetworkArgs)->Args({1, 64})->Iterations(200);
-BENCHMARK(BM_NetworkForward)->Apply(NetworkArgs)->Args({1, 256})->Iterations(60);
-BENCHMARK(BM_EvaluatorRing)->Apply(NetworkArgs)->Args({0, 64})->Iterations(20);
-BENCHMARK(BM_EvaluatorRing)->Apply(NetworkArgs)->Args({0, 256})->Iterations(6);
-BENCHMARK(BM_EvaluatorRing)->Apply(NetworkArgs)->Args({1, 64})->Iterations(200);
-BENCHMARK(BM_EvaluatorRing)->Apply(NetworkArgs)->Args({1, 256})->Iterations(60);
+// The CPU rows keep fixed iteration counts (the figures of docs/PERFORMANCE.md); the GPU rows run
+// each for at least 3 s.
+void RegisterNetworkRows(const char* name, void (*function)(benchmark::State&)) {
+  if (bench::BenchOnCuda()) {
+    for (int game : {0, 1, 2}) {
+      for (int batch : {256, 1024}) {
+        benchmark::RegisterBenchmark(name, function)
+            ->Apply(NetworkArgs)
+            ->Args({game, batch})
+            ->MinTime(3.0);
+      }
+    }
+    return;
+  }
+  struct Row {
+    int game, batch, iterations;
+  };
+  for (const Row& row : {Row{0, 64, 20}, Row{0, 256, 6}, Row{1, 64, 200}, Row{1, 256, 60}}) {
+    benchmark::RegisterBenchmark(name, function)
+        ->Apply(NetworkArgs)
+        ->Args({row.game, row.batch})
+        ->Iterations(row.iterations);
+  }
+}
+
 BENCHMARK(BM_ChannelRoundTrip)->ArgName("game")->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace az::service
+
+int main(int argc, char** argv) {
+  return az::bench::RunBenchmarks(argc, argv, [] {
+    az::service::RegisterNetworkRows("BM_NetworkForward", az::service::BM_NetworkForward);
+    az::service::RegisterNetworkRows("BM_EvaluatorRing", az::service::BM_EvaluatorRing);
+  });
+}

@@ -5,11 +5,15 @@
 //   build/bin/learner_bench --benchmark_filter=Service
 //
 // BM_Decode/game/batch and BM_TrainStep/game/batch run in process (game 0 = chess 6x64 net,
-// 1 = Connect Four 4x32). BM_Service/game/batch starts az-replay with 20,000 random well-formed
-// samples and az-learner (CPU, 1 thread), lets it warm up, then times `kSteps` steps from the
+// 1 = Connect Four's preset, 2 = chess's full 15x192 net: GPU rows only). BM_Service/game/batch
+// starts az-replay with 20,000 random well-formed samples (chess: 4,000) and az-learner (1 thread),
+// lets it warm up, then times `kSteps` steps from the
 // learner's `status`: the iteration time is wall time per step; counters: samples/s, and the
 // learner's and the daemon's CPU seconds per step (from /proc), so the service's overhead over
 // BM_TrainStep shows as a ratio of numbers taken on the same box.
+// With AZ_BENCH_DEVICE=cuda (tests/bench/bench_options.h) the training steps and the service run on
+// the GPU in fp16 with loss scaling, on batches of 256 and 1024 of all three networks:
+//   AZ_BENCH_DEVICE=cuda build/bin/learner_bench --benchmark_filter='TrainStep|Service'
 
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -30,6 +34,7 @@
 #include "services/replay/replay_client.h"
 #include "shm/scope.h"
 #include "shm/segment.h"
+#include "tests/bench/bench_options.h"
 #include "tests/ipc/test_util.h"
 #include "tests/services/learner/connect_four_samples.h"
 
@@ -42,7 +47,7 @@ using std::chrono::seconds;
 constexpr int kSteps = 30;
 
 service::GameKind Game(const benchmark::State& state) {
-  return state.range(0) == 0 ? games::Chess::kId : games::ConnectFour::kId;
+  return state.range(0) == 1 ? games::ConnectFour::kId : games::Chess::kId;
 }
 
 // `n` well-formed records of the game, back to back.
@@ -77,9 +82,10 @@ void BM_TrainStep(benchmark::State& state) {
   const std::size_t n = static_cast<std::size_t>(state.range(1));
   auto decoder = BatchDecoder::Create(Game(state));
   nn::TrainerOptions options;
-  options.net = Game(state) == games::Chess::kId ? nn::NetConfig::ChessSmall()
-                                                         : nn::NetConfig::ConnectFour();
-  options.runtime.device = nn::DeviceChoice::kCpu;
+  options.net = state.range(0) == 0   ? nn::NetConfig::ChessSmall()
+                : state.range(0) == 1 ? nn::NetConfig::ConnectFour()
+                                      : nn::NetConfig::ChessFull();
+  options.runtime.device = bench::BenchDevice();
   options.runtime.input_layout = decoder->input_layout();
   auto trainer = nn::Trainer::Create(options);
   AZ_CHECK(trainer.ok(), trainer.status().ToString());
@@ -87,6 +93,8 @@ void BM_TrainStep(benchmark::State& state) {
   DecodedBatch batch;
   AZ_CHECK(
       decoder->Decode(records, decoder->record_bytes(), std::vector<double>(n, 1.0), batch).ok());
+  // Warm-up: the first step sets up the kernels (on CUDA, cuDNN's choice of algorithms).
+  AZ_CHECK((*trainer)->TrainStep(batch.samples, decoder->Encoder()).ok());
   for (auto _ : state) {
     auto result = (*trainer)->TrainStep(batch.samples, decoder->Encoder());
     AZ_CHECK(result.ok(), result.status().ToString());
@@ -94,12 +102,6 @@ void BM_TrainStep(benchmark::State& state) {
   state.counters["samples/s"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_TrainStep)
-    ->Args({0, 64})
-    ->Args({0, 256})
-    ->Args({1, 256})
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -153,8 +155,9 @@ void BM_Service(benchmark::State& state) {
     AZ_CHECK(client->Insert(records).ok());
     ipc::testing::ChildProcess learner(
         {ipc::testing::BinaryPath("az-learner"), "--run-dir", dir.path(), "--game",
-         chess ? "chess" : "connect4", "--batch", batch, "--device", "cpu", "--metrics-port", "-1",
-         "--log-interval", "0", "--publish-every", "1000000", "--checkpoint-every", "0"},
+         chess ? "chess" : "connect4", "--net", state.range(0) == 2 ? "full" : "default", "--batch",
+         batch, "--device", bench::BenchDeviceFlag(), "--metrics-port", "-1", "--log-interval", "0",
+         "--publish-every", "1000000", "--checkpoint-every", "0"},
         "/dev/null", "/dev/null");
     // Warm-up: LibTorch's start and the first steps.
     AZ_CHECK(ipc::testing::WaitFor([&] { return LearnerStep(dir.path()) >= 5; }, seconds(120)));
@@ -183,12 +186,31 @@ void BM_Service(benchmark::State& state) {
   state.counters["learner_cpu_ms/step"] = 1000 * learner_cpu / steps;
   state.counters["replay_cpu_ms/step"] = 1000 * replay_cpu / steps;
 }
-BENCHMARK(BM_Service)
-    ->Args({0, 256})
-    ->Args({1, 256})
-    ->Unit(benchmark::kMillisecond)
-    ->UseManualTime()
-    ->Iterations(1);
+// The CPU rows are those of docs/PERFORMANCE.md; the GPU rows add the full network and batch 1024.
+void RegisterRows() {
+  const bool cuda = bench::BenchOnCuda();
+  using Rows = std::vector<std::vector<std::int64_t>>;
+  const Rows train = cuda ? Rows{{0, 256}, {0, 1024}, {1, 256}, {1, 1024}, {2, 256}, {2, 1024}}
+                          : Rows{{0, 64}, {0, 256}, {1, 256}};
+  for (const std::vector<std::int64_t>& row : train) {
+    benchmark::RegisterBenchmark("BM_TrainStep", BM_TrainStep)
+        ->Args(row)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  const Rows service = cuda ? Rows{{0, 1024}, {1, 1024}, {2, 1024}} : Rows{{0, 256}, {1, 256}};
+  for (const std::vector<std::int64_t>& row : service) {
+    benchmark::RegisterBenchmark("BM_Service", BM_Service)
+        ->Args(row)
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime()
+        ->Iterations(1);
+  }
+}
 
 }  // namespace
 }  // namespace az::learner
+
+int main(int argc, char** argv) {
+  return az::bench::RunBenchmarks(argc, argv, az::learner::RegisterRows);
+}
