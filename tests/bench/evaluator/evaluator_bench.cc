@@ -75,15 +75,6 @@ void Encode(const typename G::Record& record, float* dst) {
   }
 }
 
-// The network of a benchmark row's game argument (0, 1, 2: see the top of the file).
-nn::NetConfig RowNet(std::int64_t game) {
-  switch (game) {
-    case 0: return nn::NetConfig::ChessSmall();
-    case 1: return nn::NetConfig::ConnectFour();
-    default: return nn::NetConfig::ChessFull();
-  }
-}
-
 template <typename G>
 void NetworkForward(benchmark::State& state, int batch, const nn::NetConfig& net) {
   nn::NetworkOptions options;
@@ -117,9 +108,9 @@ void NetworkForward(benchmark::State& state, int batch, const nn::NetConfig& net
 void BM_NetworkForward(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(1));
   if (state.range(0) == 1) {
-    NetworkForward<ConnectFour>(state, batch, RowNet(1));
+    NetworkForward<ConnectFour>(state, batch, bench::BenchNet(1));
   } else {
-    NetworkForward<Chess>(state, batch, RowNet(state.range(0)));
+    NetworkForward<Chess>(state, batch, bench::BenchNet(state.range(0)));
   }
 }
 
@@ -143,11 +134,8 @@ void EvaluatorRing(benchmark::State& state, int batch, bool full) {
                              "--request-capacity", std::to_string(std::bit_ceil(4U * batch))});
   }
   if (full) {
-    nn::NetworkOptions options;
-    options.net = nn::NetConfig::ChessFull();
-    options.runtime.device = nn::DeviceChoice::kCpu;
     const std::string model = dir.path() + "/full.azw";
-    const Status saved = nn::Network::Create(options).value()->SaveWeights(model, 0);
+    const Status saved = bench::WriteFreshNetwork(nn::NetConfig::ChessFull(), model, 0);
     if (!saved.ok()) {
       state.SkipWithError(saved.ToString().c_str());
       return;

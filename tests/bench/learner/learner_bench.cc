@@ -7,10 +7,10 @@
 // BM_Decode/game/batch and BM_TrainStep/game/batch run in process (game 0 = chess 6x64 net,
 // 1 = Connect Four's preset, 2 = chess's full 15x192 net: GPU rows only). BM_Service/game/batch
 // starts az-replay with 20,000 random well-formed samples (chess: 4,000) and az-learner (1 thread),
-// lets it warm up, then times `kSteps` steps from the
-// learner's `status`: the iteration time is wall time per step; counters: samples/s, and the
-// learner's and the daemon's CPU seconds per step (from /proc), so the service's overhead over
-// BM_TrainStep shows as a ratio of numbers taken on the same box.
+// lets it warm up, then times `kSteps` steps from the learner's `status`: the iteration time is
+// wall time per step; counters: samples/s, and the learner's and the daemon's CPU seconds per step
+// (from /proc), so the service's overhead over BM_TrainStep shows as a ratio of numbers taken on
+// the same box.
 // With AZ_BENCH_DEVICE=cuda (tests/bench/bench_options.h) the training steps and the service run on
 // the GPU in fp16 with loss scaling, on batches of 256 and 1024 of all three networks:
 //   AZ_BENCH_DEVICE=cuda build/bin/learner_bench --benchmark_filter='TrainStep|Service'
@@ -82,9 +82,7 @@ void BM_TrainStep(benchmark::State& state) {
   const std::size_t n = static_cast<std::size_t>(state.range(1));
   auto decoder = BatchDecoder::Create(Game(state));
   nn::TrainerOptions options;
-  options.net = state.range(0) == 0   ? nn::NetConfig::ChessSmall()
-                : state.range(0) == 1 ? nn::NetConfig::ConnectFour()
-                                      : nn::NetConfig::ChessFull();
+  options.net = bench::BenchNet(state.range(0));
   options.runtime.device = bench::BenchDevice();
   options.runtime.input_layout = decoder->input_layout();
   auto trainer = nn::Trainer::Create(options);

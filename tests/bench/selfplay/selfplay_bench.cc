@@ -110,9 +110,7 @@ void BM_SelfPlay(benchmark::State& state) {
       } else {
         net = nn::NetConfig::ChessFull();
       }
-      nn::NetworkOptions options{.net = net};
-      options.runtime.device = nn::DeviceChoice::kCpu;
-      const Status saved = (*nn::Network::Create(options))->SaveWeights(dir.path() + "/net.azw", 1);
+      const Status saved = bench::WriteFreshNetwork(net, dir.path() + "/net.azw", 1);
       if (!saved.ok()) state.SkipWithError(saved.ToString().c_str());
       evaluator_args.push_back("--model");
       evaluator_args.push_back(dir.path() + "/net.azw");
