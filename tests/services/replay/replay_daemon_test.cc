@@ -4,11 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/replay/sampling.h"
 #include "ipc/discovery.h"
@@ -427,22 +430,30 @@ TEST_F(ReplayDaemonTest, MetricsReportTheBufferTheRequestsAndTheStaleness) {
   ASSERT_TRUE(status.ok());
   const int port = (*status)["metrics_port"];
   ASSERT_GT(port, 0);
+  // The daemon refreshes its series every 500 ms, one after another, and a scrape can land in the
+  // middle of a refresh: wait until one scrape shows every expected line.
+  const std::vector<std::string> expected = {
+      "az_replay_records 200",
+      "az_replay_beta 0.5",
+      "az_replay_capacity_records 500",
+      "az_replay_inserted_records_total{source=\"control\"} 200",
+      "az_replay_sampled_records_total 32",
+      "az_replay_model_version 5",
+      "az_replay_sample_staleness_model_versions_count 32",
+      "az_replay_sample_staleness_model_versions_bucket{le=\"1\"} 0",
+      "az_replay_sample_staleness_model_versions_bucket{le=\"2\"} 32",
+      "az_replay_priority_max",
+      "az_replay_ring_capacity_records",
+      "az_replay_snapshot_age_seconds -1",
+  };
   std::string text;
-  ASSERT_TRUE(WaitFor([&] {
+  const bool all_seen = WaitFor([&] {
     text = Scrape(port);
-    return text.find("az_replay_records 200") != std::string::npos &&
-           text.find("az_replay_beta 0.5") != std::string::npos;
-  })) << text;
-  EXPECT_THAT(text, HasSubstr("az_replay_capacity_records 500"));
-  EXPECT_THAT(text, HasSubstr("az_replay_inserted_records_total{source=\"control\"} 200"));
-  EXPECT_THAT(text, HasSubstr("az_replay_sampled_records_total 32"));
-  EXPECT_THAT(text, HasSubstr("az_replay_model_version 5"));
-  EXPECT_THAT(text, HasSubstr("az_replay_sample_staleness_model_versions_count 32"));
-  EXPECT_THAT(text, HasSubstr("az_replay_sample_staleness_model_versions_bucket{le=\"1\"} 0"));
-  EXPECT_THAT(text, HasSubstr("az_replay_sample_staleness_model_versions_bucket{le=\"2\"} 32"));
-  EXPECT_THAT(text, HasSubstr("az_replay_priority_max"));
-  EXPECT_THAT(text, HasSubstr("az_replay_ring_capacity_records"));
-  EXPECT_THAT(text, HasSubstr("az_replay_snapshot_age_seconds -1"));
+    return std::ranges::all_of(
+        expected, [&](const std::string& line) { return text.find(line) != std::string::npos; });
+  });
+  for (const std::string& line : expected) EXPECT_THAT(text, HasSubstr(line));
+  ASSERT_TRUE(all_seen);
   // The discovery record names the port, for azctl and the Prometheus file discovery.
   Result<ipc::ServiceInfo> info = ipc::ReadServiceInfo(dir_.path(), "replay");
   ASSERT_TRUE(info.ok());
