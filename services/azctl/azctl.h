@@ -28,9 +28,9 @@
 //   AZCTL_SERVICE_COMMANDS("replay", AddReplayCommands);
 //   }  // namespace az::azctl
 //
-// The CMakeLists.txt picks up every .cc file in this folder.
+// The CMakeLists.txt picks up every .cc file in this folder. A file that registers options includes
+// <CLI/CLI.hpp> itself (this header only declares CLI::App: services/common/cli_fwd.h).
 
-#include <CLI/CLI.hpp>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -42,6 +42,7 @@
 
 #include "core/base/status.h"
 #include "ipc/message.h"
+#include "services/common/cli_fwd.h"
 
 namespace az::azctl {
 

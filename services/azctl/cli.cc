@@ -1,5 +1,6 @@
 // azctl's command line: global options, then a run-wide command or a service and its subcommand.
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 

@@ -1,6 +1,7 @@
 // Context of an azctl command: endpoint resolution, calls, error reporting, output and the registry
 // of per-service subcommands.
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -98,11 +99,10 @@ std::optional<ipc::Reply> Context::Exchange(nlohmann::json request,
   }
   const auto timeout = std::chrono::milliseconds(
       std::max<long long>(1, std::llround(options.timeout_seconds * 1000)));
-  Result<ipc::Client> client = ipc::Client::Create(
-      {.endpoint = *endpoint,
-       .run_dir = options.run_dir,
-       .attempt_timeout = timeout,
-       .max_attempts = options.attempts});
+  Result<ipc::Client> client = ipc::Client::Create({.endpoint = *endpoint,
+                                                    .run_dir = options.run_dir,
+                                                    .attempt_timeout = timeout,
+                                                    .max_attempts = options.attempts});
   if (!client.ok()) {
     *exit_code = Fail(client.status(), kExitUsage);
     return std::nullopt;

@@ -1,5 +1,6 @@
 // The commands every service answers: status, pause, resume, shutdown, commands, and a raw call.
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <fstream>
 #include <iostream>

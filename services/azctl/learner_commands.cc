@@ -4,6 +4,7 @@
 //                                          solver benchmark, collapse warning
 //   azctl learner checkpoint [--wait S]    write a checkpoint now and print where
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <string>

@@ -9,6 +9,7 @@
 // reason, source, side, kind): Prometheus would rename the metric's label to exported_<name>,
 // and queries by it would break. tests/dashboards checks that no such rename happens.
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -44,8 +45,7 @@ nlohmann::json TargetList(const std::vector<ipc::ServiceInfo>& services,
     const std::string host = info.host == this_host ? "localhost" : info.host;
     list.push_back(
         {{"targets", {host + ":" + std::to_string(info.metrics_port)}},
-         {"labels",
-          {{"service", info.service}, {"role", Role(info.service)}, {"run", run_name}}}});
+         {"labels", {{"service", info.service}, {"role", Role(info.service)}, {"run", run_name}}}});
   }
   return list;
 }

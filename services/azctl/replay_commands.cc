@@ -9,6 +9,7 @@
 //   azctl replay snapshot [--wait S]                   write a snapshot now
 //   azctl replay set KEY VALUE                         change a run-time setting
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -258,8 +259,8 @@ void AddUpdate(CLI::App& app, Context& context) {
           {{"cmd", kUpdatePrioritiesCommand}}, std::move(frames),
           [](const ipc::Reply& reply) {
             std::cout << "applied " << Json(reply.body, "applied") << ", stale "
-                      << Json(reply.body, "stale") << ", rejected "
-                      << Json(reply.body, "rejected") << "\n";
+                      << Json(reply.body, "stale") << ", rejected " << Json(reply.body, "rejected")
+                      << "\n";
           },
           // Nothing applied (every update stale or rejected) is a failure for a script.
           [&context](const ipc::Reply& reply) {

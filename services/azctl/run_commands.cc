@@ -1,5 +1,6 @@
 // Run-wide commands: `status` (every service of the run at a glance) and `events`.
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -176,9 +177,8 @@ int RunEvents(Context& context, const EventsOptions& events) {
       }
     }
   }
-  Result<ipc::EventSubscriber> subscriber =
-      ipc::EventSubscriber::Create(
-          {.endpoints = endpoints, .topics = events.topics, .run_dir = options.run_dir});
+  Result<ipc::EventSubscriber> subscriber = ipc::EventSubscriber::Create(
+      {.endpoints = endpoints, .topics = events.topics, .run_dir = options.run_dir});
   if (!subscriber.ok()) return context.Fail(subscriber.status(), kExitUsage);
 
   const auto first_wait =

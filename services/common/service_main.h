@@ -19,7 +19,7 @@
 // (service_options.h). Stop() is called on the signal thread, never before Create has returned
 // nor once Run has returned, so it may use what Create built (the control server) unlocked.
 
-#include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -28,6 +28,7 @@
 
 #include "core/base/log.h"
 #include "core/base/status.h"
+#include "services/common/cli_fwd.h"
 #include "services/common/service_options.h"
 #include "services/common/service_util.h"
 #include "services/common/shutdown_signals.h"
@@ -36,6 +37,14 @@ namespace az::service {
 
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadConfig = 2;
+
+// Parses the command line and the --config file into what `add_options` registered. Returns -1 when
+// parsing succeeded; otherwise the exit code, with the message written to stderr: 0 after --help,
+// kExitBadConfig for a bad flag or config file. Not a template, so that only service_main.cc
+// compiles CLI11's parser.
+int ParseServiceCommandLine(int argc, char** argv, const std::string& program,
+                            const std::string& description,
+                            const std::function<void(CLI::App&)>& add_options);
 
 template <typename Config>
 struct ServiceMainSpec {
@@ -54,20 +63,12 @@ int RunServiceMain(int argc, char** argv, const ServiceMainSpec<Config>& spec) {
   static_assert(std::is_base_of_v<ServiceOptions, Config>,
                 "a service's config derives from ServiceOptions");
   SetLogComponent(spec.program);
-  CLI::App cli{spec.description};
   Config config;
-  spec.add_options(cli, config);
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ConfigError& e) {
-    std::cerr << spec.program << ": config file: " << e.what()
-              << " (keys are the long flag names without the dashes, e.g. log-level = \"info\"; "
-              << spec.program << " --help lists them)\n";
-    return kExitBadConfig;
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return cli.exit(e);  // --help
-    std::cerr << spec.program << ": " << e.what() << "\n";
-    return kExitBadConfig;
+  if (const int exit_code =
+          ParseServiceCommandLine(argc, argv, spec.program, spec.description,
+                                  [&](CLI::App& cli) { spec.add_options(cli, config); });
+      exit_code >= 0) {
+    return exit_code;
   }
   if (const Status status = spec.finalize(config); !status.ok()) {
     std::cerr << spec.program << ": " << status.ToString() << "\n";

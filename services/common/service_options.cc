@@ -1,5 +1,7 @@
 #include "services/common/service_options.h"
 
+#include <CLI/CLI.hpp>
+
 #include "ipc/endpoint.h"
 #include "services/common/service_util.h"
 

@@ -7,10 +7,10 @@
 // one place those defaults live), registers them with AddServiceOptions and checks them with
 // FinalizeServiceOptions, so the four spell, range-check and validate them the same way.
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "core/base/status.h"
+#include "services/common/cli_fwd.h"
 
 namespace az::service {
 
@@ -19,8 +19,8 @@ struct ServiceOptions {
   std::string service;   // the service's name in the run directory
   int metrics_port = 0;  // 0: any free port; -1: no metrics
   std::string metrics_bind = "127.0.0.1";  // 0.0.0.0 to let other hosts scrape (docs/security.md)
-  std::string log_level = "info";  // debug, info, warning or error
-  double log_interval = 10;        // seconds between progress lines in the log; 0: none
+  std::string log_level = "info";          // debug, info, warning or error
+  double log_interval = 10;                // seconds between progress lines in the log; 0: none
 };
 
 // How one service describes its shared options in --help.

@@ -1,5 +1,6 @@
 #include "services/evaluator/evaluator_config.h"
 
+#include <CLI/CLI.hpp>
 #include <bit>
 #include <filesystem>
 

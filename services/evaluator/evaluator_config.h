@@ -6,12 +6,12 @@
 // every service shares are services/common's ServiceOptions, with this service's defaults set in
 // the constructor.
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/base/status.h"
+#include "services/common/cli_fwd.h"
 #include "services/common/game_kind.h"
 #include "services/common/service_options.h"
 

@@ -1,5 +1,6 @@
 #include "services/learner/learner_config.h"
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <filesystem>
 

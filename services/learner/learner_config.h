@@ -6,7 +6,6 @@
 // service shares are services/common's ServiceOptions, with this service's defaults set in the
 // constructor.
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "core/nn/distributed.h"
 #include "core/nn/net_config.h"
 #include "core/replay/beta_schedule.h"
+#include "services/common/cli_fwd.h"
 #include "services/common/game_kind.h"
 #include "services/common/service_options.h"
 

@@ -4,13 +4,13 @@
 // command line or a config file (CLI11 `--config FILE`, keys named as the long flags; unknown keys
 // are refused). deploy/config/relay.toml is a commented example with every key.
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/base/status.h"
 #include "core/games/registry.h"
+#include "services/common/cli_fwd.h"
 #include "services/common/service_options.h"
 
 namespace az::relay {

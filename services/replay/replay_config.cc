@@ -1,5 +1,6 @@
 #include "services/replay/replay_config.h"
 
+#include <CLI/CLI.hpp>
 #include <bit>
 #include <filesystem>
 
@@ -31,9 +32,9 @@ void AddReplayOptions(CLI::App& app, ReplayConfig& c) {
   app.add_option("--record-bytes", c.record_bytes, "bytes per record")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24))
       ->capture_default_str();
-  app.add_option("--record-layout", c.record_layout,
-                 "a game's sample, validated on arrival (" + games::GameNames("|") +
-                     "), or bytes (opaque)")
+  app.add_option(
+         "--record-layout", c.record_layout,
+         "a game's sample, validated on arrival (" + games::GameNames("|") + "), or bytes (opaque)")
       ->check([](const std::string& name) {
         return ParseRecordLayout(name).ok() ? std::string() : "not one of " + RecordLayoutChoices();
       })

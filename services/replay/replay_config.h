@@ -6,12 +6,12 @@
 // service shares (run directory, service name, metrics, log) are services/common's
 // ServiceOptions; the daemon's defaults for them are set in the constructor below.
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/base/status.h"
+#include "services/common/cli_fwd.h"
 #include "services/common/service_options.h"
 #include "services/replay/record_layout.h"
 #include "services/replay/server/rate_limiter.h"

@@ -1,5 +1,6 @@
 #include "services/selfplay/selfplay_config.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <bit>
 #include <random>

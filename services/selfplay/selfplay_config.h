@@ -9,12 +9,12 @@
 // services/common's ServiceOptions, with this service's defaults set in the constructor: the
 // service name (selfplay-<worker-id>) and the metrics port (-2: 9110 + worker id) are derived.
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/base/status.h"
+#include "services/common/cli_fwd.h"
 #include "services/common/game_kind.h"
 #include "services/common/service_options.h"
 #include "services/selfplay/driver/selfplay_engine.h"
@@ -47,10 +47,10 @@ struct SelfPlayConfig : service::ServiceOptions {
   int temperature_plies = -1;  // -1: the game's default
   float temperature = 1.0f;
   bool reuse_tree = true;
-  std::uint64_t seed = 0;  // 0: a random seed, logged
+  std::uint64_t seed = 0;               // 0: a random seed, logged
   std::string root_selection = "puct";  // puct or gumbel (core/mcts/options.h)
-  bool terminal_lookahead = true;        // SearchOptions::detect_terminal_children
-  bool solver = true;                    // SearchOptions::propagate_proofs
+  bool terminal_lookahead = true;       // SearchOptions::detect_terminal_children
+  bool solver = true;                   // SearchOptions::propagate_proofs
   int gumbel_considered = 16;
   float gumbel_c_visit = 50.0f;
   float gumbel_c_scale = 0.1f;
@@ -65,10 +65,10 @@ struct SelfPlayConfig : service::ServiceOptions {
   int random_opening_plies_min = -1;  // the fewest; -1: the game's default, capped at the most
   float resign_value = -1.0f;         // -1: the game's default; 0: off
   int resign_plies = 0;               // 0: the game's default
-  float resign_playthrough_fraction = -1.0f;  // -1: the game's default
-  float draw_adjudicate_value = -1.0f;        // -1: the game's default; 0: off
-  int draw_adjudicate_plies = 0;              // 0: the game's default
-  int draw_adjudicate_min_ply = -1;           // -1: the game's default
+  float resign_playthrough_fraction = -1.0f;     // -1: the game's default
+  float draw_adjudicate_value = -1.0f;           // -1: the game's default; 0: off
+  int draw_adjudicate_plies = 0;                 // 0: the game's default
+  int draw_adjudicate_min_ply = -1;              // -1: the game's default
   float adjudicate_max_false_positives = 0.05f;  // trust (adjudication.h); 1: from the start
   int adjudicate_min_evidence = 20;
   int material_adjudicate_margin = 0;  // pawns; 0: off (chess only: EngineOptions)

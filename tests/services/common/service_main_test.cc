@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -90,8 +91,8 @@ int RunFake(std::vector<std::string> args) {
   spec.add_options = [](CLI::App& cli, FakeConfig& c) { AddServiceOptions(cli, c); };
   spec.finalize = [](FakeConfig& c) { return FinalizeServiceOptions(c); };
   spec.needs_a_person = [](StatusCode) { return false; };
-  const int code = RunServiceMain<FakeApp, FakeConfig>(static_cast<int>(pointers.size()),
-                                                       pointers.data(), spec);
+  const int code =
+      RunServiceMain<FakeApp, FakeConfig>(static_cast<int>(pointers.size()), pointers.data(), spec);
   std::filesystem::remove_all(run_dir);
   return code;
 }

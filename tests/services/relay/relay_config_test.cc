@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -33,8 +34,8 @@ Status Parse(RelayConfig& config, std::vector<std::string> args) {
 
 TEST(RelayConfigTest, TheExampleConfigIsAcceptedAndShowsTheDefaults) {
   ipc::testing::TempDir dir;
-  const std::vector<std::string> common = {"--run-dir", dir.path(), "--central",
-                                           "tcp://10.0.0.1:5560", "--host", "h1"};
+  const std::vector<std::string> common = {"--run-dir",           dir.path(), "--central",
+                                           "tcp://10.0.0.1:5560", "--host",   "h1"};
   RelayConfig parsed;
   std::vector<std::string> with_file = {"--config", kExample};
   with_file.insert(with_file.end(), common.begin(), common.end());
@@ -75,10 +76,10 @@ TEST(RelayConfigTest, BadValuesAreRefusedNamingTheOption) {
   RelayConfig d;
   EXPECT_FALSE(Parse(d, {"--run-dir", dir.path(), "--central", "tcp://h:1", "--game", "go"}).ok());
   RelayConfig e;
-  EXPECT_THAT(Parse(e, {"--run-dir", dir.path(), "--central", "tcp://h:1", "--ring-capacity",
-                        "1000"})
-                  .message(),
-              HasSubstr("power of two"));
+  EXPECT_THAT(
+      Parse(e, {"--run-dir", dir.path(), "--central", "tcp://h:1", "--ring-capacity", "1000"})
+          .message(),
+      HasSubstr("power of two"));
   const std::string file = dir.path() + "/bad.toml";
   {
     std::ofstream out(file);
