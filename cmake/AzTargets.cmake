@@ -47,11 +47,14 @@ function(az_executable)
   az_apply_standard_options(${ARG_NAME})
 endfunction()
 
-# az_test(NAME <target> SOURCES ... [DEPS ...] [LABEL unit|integration] [TIMEOUT seconds] [SERIAL])
+# az_test(NAME <target> SOURCES ... [DEPS ...] [LABEL unit|integration] [TIMEOUT seconds] [SERIAL]
+#         [COST seconds])
 # Each GoogleTest case becomes its own ctest test, labelled so `ctest -L unit` runs the fast ones.
 # SERIAL: ctest runs it alone (a test that measures learning in minutes needs the machine's cores).
+# COST: about how long its cases run; ctest starts costly tests first. ctest learns the costs after
+# a run, but a clean clone (CI) has none, and a long test started last runs with one core idle.
 function(az_test)
-  cmake_parse_arguments(ARG "SERIAL" "NAME;LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "NAME;LABEL;TIMEOUT;COST" "SOURCES;DEPS" ${ARGN})
   set(serial FALSE)
   if(ARG_SERIAL)
     set(serial TRUE)
@@ -61,6 +64,9 @@ function(az_test)
   endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
+  endif()
+  if(NOT ARG_COST)
+    set(ARG_COST 0)
   endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
@@ -72,7 +78,8 @@ function(az_test)
   # templates instantiated in a test (search, encoders) run slower there; no test measures speed.
   target_compile_options(${ARG_NAME} PRIVATE $<$<CONFIG:Release>:-O1>)
   gtest_discover_tests(${ARG_NAME} DISCOVERY_MODE PRE_TEST
-                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial})
+                       PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial}
+                                  COST ${ARG_COST})
 endfunction()
 
 # az_benchmark(NAME <target> SOURCES ... [DEPS ...]): Google Benchmark programs, never run by ctest.
