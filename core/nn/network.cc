@@ -39,6 +39,7 @@ Result<std::unique_ptr<Network>> Network::Create(const NetworkOptions& options) 
   AZ_ASSIGN_OR_RETURN(impl->device, SelectDevice(options.runtime.device));
   try {
     ApplyThreadCount(options.runtime);
+    KeepFreedTensorMemory();
     torch::manual_seed(options.runtime.seed);
     impl->model = AzNet(options.net);
     impl->model->to(impl->device);

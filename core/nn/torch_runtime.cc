@@ -5,7 +5,14 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <cstdlib>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 namespace az::nn {
 
@@ -28,6 +35,21 @@ Result<torch::Device> SelectDevice(DeviceChoice choice) {
 
 void ApplyThreadCount(const RuntimeOptions& runtime) {
   if (runtime.intra_op_threads > 0) at::set_num_threads(runtime.intra_op_threads);
+}
+
+void KeepFreedTensorMemory() {
+#if defined(__GLIBC__)
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    if (tunables != nullptr &&
+        std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos) {
+      return;
+    }
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  });
+#endif
 }
 
 bool UsesFp16(const torch::Device& device, const RuntimeOptions& runtime) {

@@ -62,6 +62,7 @@ Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
   if (scaling) impl->scaler.emplace(options.loss_scaler);
   try {
     ApplyThreadCount(options.runtime);
+    KeepFreedTensorMemory();
     torch::manual_seed(options.runtime.seed);
     impl->model = AzNet(options.net);
     impl->model->to(impl->device);

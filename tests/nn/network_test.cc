@@ -8,6 +8,11 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <cstdlib>
 #include <fstream>
 
 #include "core/nn/file_io.h"
@@ -286,6 +291,27 @@ TEST(WeightDecayGroupsTest, OnlyConvAndLinearWeightsAreDecayed) {
     }
   }
 }
+
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// The sanitizers bring their own malloc, which glibc's settings do not reach.
+TEST(TensorMemoryTest, FreedActivationBuffersStayInTheProcess) {
+  // Creating a network sets malloc up for tensors (KeepFreedTensorMemory): a 4 MiB block, the size
+  // of one batch's activations, comes from the heap instead of its own mmap, and freeing it does
+  // not hand the heap's top back to the kernel (the next batch would page-fault it in again).
+  NetworkOptions options{.net = testing::TinyConfig()};
+  options.runtime.device = DeviceChoice::kCpu;
+  ASSERT_TRUE(Network::Create(options).ok());
+  const struct mallinfo2 before = mallinfo2();
+  void* block = std::malloc(std::size_t{4} << 20);
+  ASSERT_NE(block, nullptr);
+  static_cast<volatile char*>(block)[0] = 1;
+  const struct mallinfo2 held = mallinfo2();
+  EXPECT_EQ(held.hblks, before.hblks) << "the block was mapped on its own";
+  std::free(block);
+  const struct mallinfo2 after = mallinfo2();
+  EXPECT_EQ(after.arena, held.arena) << "freeing the block trimmed the heap";
+}
+#endif
 
 }  // namespace
 }  // namespace az::nn
