@@ -38,12 +38,8 @@ Result<std::unique_ptr<Network>> Network::Create(const NetworkOptions& options) 
   impl->options = options;
   AZ_ASSIGN_OR_RETURN(impl->device, SelectDevice(options.runtime.device));
   try {
-    ApplyThreadCount(options.runtime);
-    KeepFreedTensorMemory();
-    torch::manual_seed(options.runtime.seed);
-    impl->model = AzNet(options.net);
-    impl->model->to(impl->device);
-    SetMemoryFormat(*impl->model, options.runtime.channels_last);
+    SetUpTensorProcess(options.runtime);
+    impl->model = MakeModel(options.net, impl->device, options.runtime.channels_last);
     impl->model->eval();
   } catch (const std::exception& e) {
     return TorchErrorStatus("creating the network", e);

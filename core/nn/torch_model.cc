@@ -93,6 +93,13 @@ void SetMemoryFormat(torch::nn::Module& module, bool channels_last) {
   }
 }
 
+AzNet MakeModel(const NetConfig& net, const torch::Device& device, bool channels_last) {
+  AzNet model(net);
+  model->to(device);
+  SetMemoryFormat(*model, channels_last);
+  return model;
+}
+
 ParameterGroups SplitForWeightDecay(torch::nn::Module& module) {
   ParameterGroups groups;
   for (const auto& named : module.named_modules()) {

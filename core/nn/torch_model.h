@@ -75,6 +75,9 @@ class AzNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(AzNet);
 
+// A fresh AzNet for `net` on `device`, its 4-D tensors in channels-last memory when asked.
+AzNet MakeModel(const NetConfig& net, const torch::Device& device, bool channels_last);
+
 // Moves every 4-D parameter and buffer to channels-last memory (or back to contiguous NCHW). The
 // tensors keep their identity, so an optimizer holding them stays valid.
 void SetMemoryFormat(torch::nn::Module& module, bool channels_last);

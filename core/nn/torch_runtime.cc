@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
+#include <torch/utils.h>
 #include <torch/version.h>
 
 #if defined(__GLIBC__)
@@ -33,11 +34,9 @@ Result<torch::Device> SelectDevice(DeviceChoice choice) {
   return InvalidArgument("unknown device choice");
 }
 
-void ApplyThreadCount(const RuntimeOptions& runtime) {
+void SetUpTensorProcess(const RuntimeOptions& runtime) {
   if (runtime.intra_op_threads > 0) at::set_num_threads(runtime.intra_op_threads);
-}
-
-void KeepFreedTensorMemory() {
+  torch::manual_seed(runtime.seed);
 #if defined(__GLIBC__)
   static std::once_flag once;
   std::call_once(once, [] {

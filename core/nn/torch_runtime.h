@@ -15,19 +15,17 @@ namespace az::nn {
 // CPU, or CUDA device 0. kCuda without a usable CUDA device is FAILED_PRECONDITION.
 Result<torch::Device> SelectDevice(DeviceChoice choice);
 
-// Applies RuntimeOptions::intra_op_threads (process-wide).
-void ApplyThreadCount(const RuntimeOptions& runtime);
-
-// Keeps the memory that freed tensors leave inside the process (process-wide, once; a no-op off
-// glibc). glibc's malloc serves blocks from 128 KiB up (its threshold grows only to the largest
-// block freed so far) with their own mmap and gives the heap's free top back to the kernel, so
-// every batch's activations were mapped, zero-filled by page faults and unmapped again: a fifth
-// of the learner's and a seventh of the evaluator's CPU went to the kernel (docs/PERFORMANCE.md,
-// "Memory the tensors free"). After this, blocks under 32 MiB (glibc's maximum) come from the
-// heap and its free top goes back to the kernel only past 1 GiB: a process holds its peak working
-// set. A GLIBC_TUNABLES environment variable that sets any glibc.malloc key is left to decide
-// instead. The network and the trainer call it when they are created.
-void KeepFreedTensorMemory();
+// Sets the process up for tensors, as every network and trainer does when it is created (all
+// process-wide): RuntimeOptions::intra_op_threads, LibTorch's seed, and malloc set to keep the
+// memory that freed tensors leave (once; a no-op off glibc). glibc's malloc serves blocks from
+// 128 KiB up (its threshold grows only to the largest block freed so far) with their own mmap and
+// gives the heap's free top back to the kernel, so every batch's activations were mapped,
+// zero-filled by page faults and unmapped again: a fifth of the learner's and a seventh of the
+// evaluator's CPU went to the kernel (docs/PERFORMANCE.md, "Memory the tensors free"). After this,
+// blocks under 32 MiB (glibc's maximum) come from the heap and its free top goes back to the kernel
+// only past 1 GiB: a process holds its peak working set. A GLIBC_TUNABLES environment variable that
+// sets any glibc.malloc key is left to decide instead.
+void SetUpTensorProcess(const RuntimeOptions& runtime);
 
 // True when the run uses fp16 autocast: CUDA and RuntimeOptions::cuda_fp16.
 bool UsesFp16(const torch::Device& device, const RuntimeOptions& runtime);

@@ -61,18 +61,12 @@ Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
                        (options.loss_scaling == LossScalingMode::kAuto && impl->fp16);
   if (scaling) impl->scaler.emplace(options.loss_scaler);
   try {
-    ApplyThreadCount(options.runtime);
-    KeepFreedTensorMemory();
-    torch::manual_seed(options.runtime.seed);
-    impl->model = AzNet(options.net);
-    impl->model->to(impl->device);
-    SetMemoryFormat(*impl->model, options.runtime.channels_last);
+    SetUpTensorProcess(options.runtime);
+    impl->model = MakeModel(options.net, impl->device, options.runtime.channels_last);
     impl->model->train();
     impl->optimizer = MakeOptimizer(options, *impl->model);
     if (options.ema_decay > 0.0) {
-      impl->ema = AzNet(options.net);
-      impl->ema->to(impl->device);
-      SetMemoryFormat(*impl->ema, options.runtime.channels_last);
+      impl->ema = MakeModel(options.net, impl->device, options.runtime.channels_last);
       CopyWeights(*impl->ema, *impl->model);
     }
   } catch (const std::exception& e) {

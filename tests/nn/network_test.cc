@@ -295,7 +295,7 @@ TEST(WeightDecayGroupsTest, OnlyConvAndLinearWeightsAreDecayed) {
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 // The sanitizers bring their own malloc, which glibc's settings do not reach.
 TEST(TensorMemoryTest, FreedActivationBuffersStayInTheProcess) {
-  // Creating a network sets malloc up for tensors (KeepFreedTensorMemory): a 4 MiB block, the size
+  // Creating a network sets malloc up for tensors (SetUpTensorProcess): a 4 MiB block, the size
   // of one batch's activations, comes from the heap instead of its own mmap, and freeing it does
   // not hand the heap's top back to the kernel (the next batch would page-fault it in again).
   NetworkOptions options{.net = testing::TinyConfig()};
