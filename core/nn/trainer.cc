@@ -98,11 +98,12 @@ void RestoreBuffers(torch::nn::Module& model, const std::vector<torch::Tensor>& 
 
 // ema = d * ema + (1 - d) * model over parameters and floating-point buffers (BatchNorm's running
 // statistics); integer buffers (the batch counter) are copied. The decay is smaller for the first
-// steps so that the average is not dominated by the initial weights.
+// steps (the window is ema_warmup_share of the steps so far) so that the initial weights fade.
 void UpdateMovingAverage(TrainerImpl& impl) {
   torch::NoGradGuard no_grad;
   const double step = static_cast<double>(impl.counters.steps);
-  const double d = std::min(impl.options.ema_decay, (1.0 + step) / (10.0 + step));
+  const double d = std::min(impl.options.ema_decay,
+                            1.0 - 1.0 / (1.0 + impl.options.ema_warmup_share * (1.0 + step)));
   const std::vector<torch::Tensor> params = impl.model->parameters();
   std::vector<torch::Tensor> averages = impl.ema->parameters();
   for (std::size_t i = 0; i < averages.size(); ++i) averages[i].mul_(d).add_(params[i], 1.0 - d);
@@ -218,6 +219,10 @@ Status TrainerOptions::Validate() const {
   if (!(ema_decay >= 0.0 && ema_decay < 1.0)) {
     return InvalidArgument("trainer: ema_decay = " + std::to_string(ema_decay) +
                            " must lie in [0, 1)");
+  }
+  if (!(ema_warmup_share > 0.0 && ema_warmup_share <= 1.0)) {
+    return InvalidArgument("trainer: ema_warmup_share = " + std::to_string(ema_warmup_share) +
+                           " must lie in (0, 1]");
   }
   return loss_scaler.Validate();
 }

@@ -55,10 +55,14 @@ struct TrainerOptions {
   double value_loss_weight = 1.0;
   double max_grad_norm = 0.0;  // > 0: clip the total gradient norm; 0: no clipping
   // > 0: keep an exponential moving average of the weights (BatchNorm statistics included),
-  // updated after every step with decay min(ema_decay, (1 + step) / (10 + step)), and publish it
-  // (SaveWeights) instead of the raw weights; training itself goes on with the raw weights. The
-  // average is in checkpoints too. 0: off. Must be < 1.
+  // updated after every step with decay min(ema_decay, 1 - 1 / (1 + ema_warmup_share * (1 +
+  // step))), and publish it (SaveWeights) instead of the raw weights; training itself goes on with
+  // the raw weights. The average is in checkpoints too. 0: off. Must be < 1.
   double ema_decay = 0.0;
+  // Until ema_decay's window (1 / (1 - ema_decay) steps) is reached, the average spans about this
+  // share of the steps taken so far, so that it forgets the initial weights. 1/9 is TensorFlow's
+  // (1 + step) / (10 + step); larger shares smooth the first minutes more and lag more. (0, 1].
+  double ema_warmup_share = 1.0 / 9.0;
   LossScalingMode loss_scaling = LossScalingMode::kAuto;
   LossScalerOptions loss_scaler;
   // Borrowed, optional: the data-parallel group this trainer is a rank of (must outlive the

@@ -96,6 +96,7 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.decay_steps = c.lr_decay_steps;
   options.min_learning_rate = c.lr_min;
   options.ema_decay = c.ema_decay;
+  options.ema_warmup_share = c.ema_warmup_share;
   options.weight_decay = c.weight_decay;
   options.decoupled_weight_decay = c.decoupled_weight_decay;
   options.value_loss_weight = c.value_loss_weight;

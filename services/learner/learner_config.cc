@@ -107,6 +107,12 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
                  "(0.99: about the last 100 steps) instead of the newest weights; 0: off")
       ->check(CLI::Range(0.0, 0.9999))
       ->capture_default_str();
+  app.add_option("--ema-warmup-share", c.ema_warmup_share,
+                 "until the average spans ema-decay's window, it spans about this share of the "
+                 "steps so far (0.111: TensorFlow's (1 + step) / (10 + step)); larger smooths the "
+                 "first minutes more and lags more")
+      ->check(CLI::Range(0.001, 1.0))
+      ->capture_default_str();
   app.add_option("--weight-decay", c.weight_decay,
                  "weight decay on convolution and linear weights (never BatchNorm or biases)")
       ->check(CLI::Range(0.0, 1.0))
@@ -314,6 +320,7 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"lr_decay_steps", c.lr_decay_steps},
           {"lr_min", c.lr_min},
           {"ema_decay", c.ema_decay},
+          {"ema_warmup_share", c.ema_warmup_share},
           {"weight_decay", c.weight_decay},
           {"decoupled_weight_decay", c.decoupled_weight_decay},
           {"symmetry_augment", c.symmetry_augment},

@@ -53,6 +53,7 @@ struct LearnerConfig : service::ServiceOptions {
   std::int64_t lr_decay_steps = 0;  // cosine decay to lr_min over these steps; 0: constant lr
   double lr_min = 0.0;
   double ema_decay = 0.0;  // > 0: publish a moving average of the weights (nn::TrainerOptions)
+  double ema_warmup_share = 1.0 / 9.0;  // the average's window, as a share of the steps, at first
   double weight_decay = 1e-4;
   bool decoupled_weight_decay = false;
   bool symmetry_augment = false;  // --symmetry-augment: train on a random symmetry of each sample

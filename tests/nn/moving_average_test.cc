@@ -54,11 +54,15 @@ void ExpectSame(const std::vector<torch::Tensor>& a, const std::vector<torch::Te
   }
 }
 
-TEST(MovingAverageTest, PublishedWeightsAreTheAverageWithTheWarmUpDecay) {
+// Trains a plain and an averaging trainer side by side for 30 steps and checks that the published
+// average is d * previous + (1 - d) * newest with the warm-up decay of ema_warmup_share.
+void ExpectPublishedAverage(double ema_decay, double warmup_share) {
   testing::ScratchDir dir;
   const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 16, 5);
   auto plain = MakeTrainer(Options(0.0));
-  auto averaged = MakeTrainer(Options(0.9));
+  TrainerOptions averaging = Options(ema_decay);
+  averaging.ema_warmup_share = warmup_share;
+  auto averaged = MakeTrainer(averaging);
 
   // Before any step both publish the initial weights.
   ASSERT_TRUE(plain->SaveWeights(dir.File("w0"), 0).ok());
@@ -75,7 +79,7 @@ TEST(MovingAverageTest, PublishedWeightsAreTheAverageWithTheWarmUpDecay) {
     EXPECT_DOUBLE_EQ(a->stats.loss, b->stats.loss) << "step " << step;
     ASSERT_TRUE(plain->SaveWeights(dir.File("w"), 0).ok());
     const std::vector<torch::Tensor> w = Tensors(dir.File("w"));
-    const double d = std::min(0.9, (1.0 + step) / (10.0 + step));
+    const double d = std::min(ema_decay, 1.0 - 1.0 / (1.0 + warmup_share * (1.0 + step)));
     for (std::size_t i = 0; i < expected.size(); ++i) expected[i] = d * expected[i] + (1 - d) * w[i];
   }
   ASSERT_TRUE(averaged->SaveWeights(dir.File("e"), 0).ok());
@@ -83,6 +87,16 @@ TEST(MovingAverageTest, PublishedWeightsAreTheAverageWithTheWarmUpDecay) {
   // And it is not the newest weights: 30 steps at lr 1e-2 move them well away.
   ASSERT_TRUE(plain->SaveWeights(dir.File("w"), 0).ok());
   EXPECT_FALSE(torch::allclose(Tensors(dir.File("e"))[0], Tensors(dir.File("w"))[0], 0.0, 1e-4));
+}
+
+TEST(MovingAverageTest, PublishedWeightsAreTheAverageWithTheWarmUpDecay) {
+  // The default share, 1/9, is TensorFlow's (1 + step) / (10 + step).
+  EXPECT_DOUBLE_EQ(TrainerOptions{}.ema_warmup_share, 1.0 / 9.0);
+  ExpectPublishedAverage(0.9, 1.0 / 9.0);
+}
+
+TEST(MovingAverageTest, AWiderWarmUpShareAveragesMoreOfTheFirstSteps) {
+  ExpectPublishedAverage(0.99, 0.5);
 }
 
 TEST(MovingAverageTest, CheckpointsCarryTheAverageAcrossARestart) {
@@ -129,6 +143,14 @@ TEST(MovingAverageTest, DecayOfOneOrMoreIsRefused) {
   EXPECT_THAT(o.Validate().message(), HasSubstr("ema_decay"));
   o.ema_decay = -0.1;
   EXPECT_THAT(o.Validate().message(), HasSubstr("ema_decay"));
+}
+
+TEST(MovingAverageTest, AWarmUpShareOutsideZeroToOneIsRefused) {
+  TrainerOptions o = Options(0.99);
+  o.ema_warmup_share = 0.0;
+  EXPECT_THAT(o.Validate().message(), HasSubstr("ema_warmup_share"));
+  o.ema_warmup_share = 1.5;
+  EXPECT_THAT(o.Validate().message(), HasSubstr("ema_warmup_share"));
 }
 
 }  // namespace
