@@ -58,6 +58,8 @@ TEST(LearnerConfigTest, TheExampleConfigNamesEveryOptionAndParses) {
   EXPECT_EQ(parsed.batch, 256u);
   EXPECT_EQ(parsed.checkpoint_dir, "/var/lib/az/run/checkpoints");
   EXPECT_EQ(parsed.events_endpoint, "ipc:///var/lib/az/run/learner.pub");
+  // The example's value is the built-in default to the last bit (scripts/run starts from it).
+  EXPECT_EQ(parsed.ema_warmup_share, LearnerConfig{}.ema_warmup_share);
 }
 
 TEST(LearnerConfigTest, ConnectFourTakesItsOwnNetAndRefusesAChessShape) {
