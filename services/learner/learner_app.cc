@@ -50,6 +50,8 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   AZ_CHECK(app->decoder_->Fits(c.net_config), "FinalizeConfig picks the game's network");
   AZ_ASSIGN_OR_RETURN(replay::BetaSchedule beta, replay::BetaSchedule::Create(c.beta));
   app->beta_ = beta;
+  const bool benchmark = c.benchmark && SolverBenchmark::Available(c.game) && app->IsRoot();
+  if (benchmark) AZ_RETURN_IF_ERROR(SolverBenchmark::CheckSet(c.game, c.benchmark_set));
 
   // The metrics port first, so the discovery record the server writes names the bound port.
   if (c.metrics_port >= 0) {
@@ -161,11 +163,13 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   app->collapse_ = CollapseWatch({.max_drop = c.collapse_drop,
                                   .min_value_loss = c.collapse_value_loss,
                                   .min_steps = kLossAverageSteps});
-  if (c.benchmark && SolverBenchmark::Available(c.game) && app->IsRoot()) {
+  if (benchmark) {
     app->benchmark_ = std::make_unique<SolverBenchmark>(
-        c.game, [self](const Result<BenchmarkResult>& result) { self->RecordBenchmark(result); });
+        c.game, c.benchmark_set,
+        [self](const Result<BenchmarkResult>& result) { self->RecordBenchmark(result); });
     AZ_LOG(kInfo) << "scoring every " << c.benchmark_every << (c.benchmark_every == 1 ? "" : "th")
-                  << " published model against the " << c.game << " solver in the background";
+                  << " published model against the " << c.game << " solver in the background"
+                  << (c.benchmark_set.empty() ? "" : " on benchmark set " + c.benchmark_set);
   }
 
   const std::uint64_t step = app->trainer_->counters().steps;

@@ -83,6 +83,9 @@ struct LearnerConfig : service::ServiceOptions {
   // `benchmark_every`-th published model against it; the collapse watch's thresholds.
   bool benchmark = true;
   std::uint64_t benchmark_every = 1;  // published models
+  // Which positions (Connect Four): a shipped set's name ("small", "full") or a set file
+  // (services/score/position_set.h); empty: the game's default (Connect Four's small set).
+  std::string benchmark_set;
   double collapse_drop = 0.05;        // benchmark share below the run's best by this; 0: off
   double collapse_value_loss = 0.01;  // value loss average below this; 0: off
 

@@ -15,6 +15,17 @@ std::string Percent(double share) {
   return text;
 }
 
+// The scorer's options for `set` (SolverBenchmark's constructor says what it may be).
+score::ScoreOptions SetOptions(const std::string& game, const std::string& set) {
+  score::ScoreOptions options{.game = game, .threads = 0};
+  if (set.find_first_of("/.") != std::string::npos) {
+    options.positions_file = set;
+  } else {
+    options.set = set;
+  }
+  return options;
+}
+
 }  // namespace
 
 bool SolverBenchmark::Available(const std::string& game) {
@@ -22,8 +33,18 @@ bool SolverBenchmark::Available(const std::string& game) {
   return info.ok() && (*info)->has_solver;
 }
 
-SolverBenchmark::SolverBenchmark(std::string game, Callback callback)
-    : game_(std::move(game)), callback_(std::move(callback)), thread_([this] { Work(); }) {}
+Status SolverBenchmark::CheckSet(const std::string& game, const std::string& set) {
+  if (set.empty()) return Status::Ok();
+  // The first legal move on every position: reads and checks the whole set, no network needed.
+  Result<score::ScoreReport> report = score::ScoreModel(SetOptions(game, set));
+  return report.ok() ? Status::Ok() : report.status().WithContext("benchmark-set " + set);
+}
+
+SolverBenchmark::SolverBenchmark(std::string game, std::string set, Callback callback)
+    : game_(std::move(game)),
+      set_(std::move(set)),
+      callback_(std::move(callback)),
+      thread_([this] { Work(); }) {}
 
 SolverBenchmark::~SolverBenchmark() {
   {
@@ -63,8 +84,9 @@ void SolverBenchmark::Work() {
     busy_ = true;
     lock.unlock();
     // threads 0: the learner's own LibTorch thread setting stays as it is.
-    Result<score::ScoreReport> report =
-        score::ScoreModel({.game = game_, .model = path, .threads = 0});
+    score::ScoreOptions options = SetOptions(game_, set_);
+    options.model = path;
+    Result<score::ScoreReport> report = score::ScoreModel(options);
     Result<BenchmarkResult> result = BenchmarkResult{};
     if (!report.ok()) {
       result = report.status();

@@ -2,8 +2,8 @@
 
 // The learning curve inside a run (docs/learning.md): every published model's raw policy scored
 // against the game's exact solver on the game's default benchmark (services/score: every position
-// of tic-tac-toe, Connect Four's shipped small set), on a thread of its own so that training never
-// waits for it; and a collapse watch that turns a falling benchmark or a value loss near zero into
+// of tic-tac-toe, Connect Four's shipped small set) or a stored set named by the learner's
+// `benchmark-set`, on a thread of its own so that training never waits for it; and a collapse watch that turns a falling benchmark or a value loss near zero into
 // a warning (log, `status`, metrics, and the AzLearningCollapse alert).
 //
 //   SolverBenchmark bench("connect4", [](const Result<BenchmarkResult>& r) { ... });
@@ -45,7 +45,12 @@ class SolverBenchmark {
   // Whether `game` (a registered game's name) has a solver, and so a benchmark.
   static bool Available(const std::string& game);
 
-  SolverBenchmark(std::string game, Callback callback);
+  // `set`: a shipped set's name ("small", "full"), a set file (a path: it has a '/' or a '.'), or
+  // empty for the game's default.
+  SolverBenchmark(std::string game, std::string set, Callback callback);
+  // Whether `set` (as above) can be scored for `game`: the file is found, parses, and is a set of
+  // that game's positions. Checked at startup, so that a wrong name stops the learner at once.
+  static Status CheckSet(const std::string& game, const std::string& set);
   SolverBenchmark(const SolverBenchmark&) = delete;
   SolverBenchmark& operator=(const SolverBenchmark&) = delete;
   ~SolverBenchmark();
@@ -59,6 +64,7 @@ class SolverBenchmark {
   void Work();
 
   const std::string game_;
+  const std::string set_;
   const Callback callback_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -156,34 +156,53 @@ class Generator {
  public:
   explicit Generator(const GenerateOptions& options) : options_(options) {}
 
-  // Bands are independent (no position is in two: their plies differ), so they are made on up to
-  // `threads` threads, each with its own solver, and the set is the same for any thread count.
+  // Each group (one band's positions from one source) draws from its own PRNG stream and refuses
+  // the positions it reached before, so the groups are made on up to `threads` threads, each with
+  // its own solver. The merge then keeps a band's positions in source order and drops any that an
+  // earlier source of the band reached too, drawing a replacement from the dropping group's stream:
+  // no position appears twice, and the set is the same for any thread count.
   Status Run(PositionSet& set, const GenerateProgress& progress) {
-    const int bands = static_cast<int>(options_.bands.size());
-    std::vector<std::vector<StoredPosition>> made(static_cast<std::size_t>(bands));
-    std::vector<Status> status(static_cast<std::size_t>(bands));
+    const int groups = static_cast<int>(options_.bands.size()) * kSources;
+    std::vector<Group> made(static_cast<std::size_t>(groups));
     std::atomic<int> next{0};
     std::mutex mutex;
     int done = 0;
     const auto added = [&] {
       const std::lock_guard lock(mutex);
       ++done;
-      if (progress) progress(done, options_.positions);
+      if (progress) progress(std::min(done, options_.positions), options_.positions);
     };
     const auto work = [&] {
-      for (int band; (band = next++) < bands;) {
-        status[static_cast<std::size_t>(band)] =
-            Band(band, made[static_cast<std::size_t>(band)], added);
+      for (int group; (group = next++) < groups;) {
+        Group& g = made[static_cast<std::size_t>(group)];
+        g.rng = GroupRng(group);
+        g.status = Fill(group, Quota(group), g, {}, added);
       }
     };
     std::vector<std::thread> threads;
-    for (int t = 1; t < std::min(options_.threads, bands); ++t) threads.emplace_back(work);
+    for (int t = 1; t < std::min(options_.threads, groups); ++t) threads.emplace_back(work);
     work();
     for (std::thread& thread : threads) thread.join();
-    for (int band = 0; band < bands; ++band) {
-      AZ_RETURN_IF_ERROR(status[static_cast<std::size_t>(band)]);
-      for (StoredPosition& p : made[static_cast<std::size_t>(band)]) {
-        set.positions.push_back(std::move(p));
+    for (int band = 0; band < static_cast<int>(options_.bands.size()); ++band) {
+      std::set<std::string> taken;  // the records of the band's positions kept so far
+      for (int source = 0; source < kSources; ++source) {
+        const int group = band * kSources + source;
+        Group& g = made[static_cast<std::size_t>(group)];
+        AZ_RETURN_IF_ERROR(g.status);
+        Group kept;
+        for (std::size_t i = 0; i < g.positions.size(); ++i) {
+          if (!taken.insert(g.keys[i]).second) continue;
+          kept.positions.push_back(std::move(g.positions[i]));
+          kept.keys.push_back(std::move(g.keys[i]));
+        }
+        kept.rng = g.rng;
+        kept.seen = std::move(g.seen);
+        AZ_RETURN_IF_ERROR(
+            Fill(group, Quota(group) - static_cast<int>(kept.positions.size()), kept, taken, added));
+        for (std::size_t i = 0; i < kept.positions.size(); ++i) {
+          taken.insert(kept.keys[i]);
+          set.positions.push_back(std::move(kept.positions[i]));
+        }
       }
     }
     return Status::Ok();
@@ -193,32 +212,47 @@ class Generator {
   using State = typename G::State;
   using Move = typename G::Move;
 
-  // The positions of one band, source after source, each group from its own PRNG stream.
-  Status Band(int band, std::vector<StoredPosition>& out, const std::function<void()>& added) {
+  struct Group {
+    mcts::Rng rng{0};
+    std::set<std::string> seen;  // records reached before (stored, or trivial and refused)
+    std::vector<StoredPosition> positions;
+    std::vector<std::string> keys;  // each position's record
+    Status status;
+  };
+
+  int Quota(int group) const {
     const int groups = static_cast<int>(options_.bands.size()) * kSources;
-    std::set<std::string> seen;
-    for (int source = 0; source < kSources; ++source) {
-      const int group = band * kSources + source;
-      const int quota = options_.positions / groups + (group < options_.positions % groups);
-      std::uint64_t stream = options_.seed;
-      for (int k = 0; k <= group; ++k) mcts::SplitMix64(stream);
-      mcts::Rng rng(mcts::SplitMix64(stream));
-      int tries = 0;
-      for (int made = 0; made < quota;) {
-        if (++tries > 1000 * quota) {
-          return FailedPrecondition("band " + BandText(options_.bands[band]) + ", source " +
-                                    std::string(kSourceNames[source]) + ": only " +
-                                    std::to_string(made) + " new positions in " +
-                                    std::to_string(tries - 1) + " tries");
-        }
-        std::optional<StoredPosition> position = Play(options_.bands[band], source, rng, seen);
-        if (!position) continue;
-        position->band = band;
-        position->source = source;
-        out.push_back(std::move(*position));
-        ++made;
-        added();
+    return options_.positions / groups + (group < options_.positions % groups);
+  }
+
+  mcts::Rng GroupRng(int group) const {
+    std::uint64_t stream = options_.seed;
+    for (int k = 0; k <= group; ++k) mcts::SplitMix64(stream);
+    return mcts::Rng(mcts::SplitMix64(stream));
+  }
+
+  // Adds `count` new positions to the group, none of whose records is in `taken`.
+  Status Fill(int group, int count, Group& g, const std::set<std::string>& taken,
+              const std::function<void()>& added) {
+    const int band = group / kSources;
+    const int source = group % kSources;
+    int tries = 0;
+    for (int made = 0; made < count;) {
+      if (++tries > 1000 * Quota(group)) {
+        return FailedPrecondition("band " + BandText(options_.bands[band]) + ", source " +
+                                  std::string(kSourceNames[source]) + ": only " +
+                                  std::to_string(g.positions.size()) + " new positions in " +
+                                  std::to_string(tries - 1) + " tries");
       }
+      std::string key;
+      std::optional<StoredPosition> position = Play(options_.bands[band], source, g.rng, g.seen, key);
+      if (!position || taken.contains(key)) continue;
+      position->band = band;
+      position->source = source;
+      g.positions.push_back(std::move(*position));
+      g.keys.push_back(std::move(key));
+      ++made;
+      added();
     }
     return Status::Ok();
   }
@@ -230,7 +264,7 @@ class Generator {
   // One line of play to a ply drawn in the band; nothing when the game ends before it or the
   // position was already made.
   std::optional<StoredPosition> Play(const PlyBand& band, int source, mcts::Rng& rng,
-                                     std::set<std::string>& seen) {
+                                     std::set<std::string>& seen, std::string& key) {
     const int target =
         band.min_ply +
         static_cast<int>(Below(rng, static_cast<std::size_t>(band.max_ply - band.min_ply + 1)));
@@ -270,9 +304,8 @@ class Generator {
     if (GameOver<G>(state)) return std::nullopt;
     // Seen before (stored, or trivial and refused): drawn again without solving it again.
     const typename G::Record record = G::ToRecord(state);
-    if (!seen.insert(std::string(reinterpret_cast<const char*>(&record), sizeof record)).second) {
-      return std::nullopt;
-    }
+    key.assign(reinterpret_cast<const char*>(&record), sizeof record);
+    if (!seen.insert(key).second) return std::nullopt;
     const SolvedPosition<G> solved = internal::Solve<G>(state);
     if (!options_.include_trivial && solved.trivial()) return std::nullopt;
     // The set stores the move text: it must read back as this position (true of the small games,

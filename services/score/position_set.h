@@ -111,7 +111,8 @@ struct GenerateOptions {
   // dilute the figures); by default they are drawn again.
   bool include_trivial = false;
   std::uint64_t seed = 1;
-  // Bands made at once, one solver each (Connect Four's: 64 MiB). The set does not depend on it.
+  // (band, source) pairs made at once, one solver each (Connect Four's: 64 MiB). The set does not
+  // depend on it.
   int threads = 1;
 };
 

@@ -14,6 +14,7 @@
 #include "core/games/registry.h"
 #include "core/nn/game_network.h"
 #include "core/nn/network.h"
+#include "services/score/position_set.h"
 #include "tests/ipc/test_util.h"
 
 namespace az::learner {
@@ -58,7 +59,7 @@ TEST(SolverBenchmarkTest, ScoresAPublishedModelOnTheShippedSetAndReportsAMissing
   TempDir dir;
   const std::string path = SaveUntrainedNetwork(dir.path(), 3);
   Results results;
-  SolverBenchmark bench("connect4", results.Callback());
+  SolverBenchmark bench("connect4", "", results.Callback());
   bench.Submit(3, path);
   bench.WaitIdle();
   bench.Submit(4, dir.path() + "/model-4.azw");  // deleted by model-keep before its turn
@@ -75,12 +76,35 @@ TEST(SolverBenchmarkTest, ScoresAPublishedModelOnTheShippedSetAndReportsAMissing
   EXPECT_EQ(results.got[1].status().code(), StatusCode::kNotFound);
 }
 
+TEST(SolverBenchmarkTest, ScoresTheSetTheLearnerNamesAndRefusesOneThatCannotBeScored) {
+  const std::string small = score::ShippedSetPath("connect4", "small");
+  EXPECT_TRUE(SolverBenchmark::CheckSet("connect4", "").ok());
+  EXPECT_TRUE(SolverBenchmark::CheckSet("connect4", "small").ok());
+  EXPECT_TRUE(SolverBenchmark::CheckSet("connect4", small).ok());
+  const Status unknown = SolverBenchmark::CheckSet("connect4", "no-such-set");
+  EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
+  EXPECT_THAT(unknown.ToString(), HasSubstr("benchmark-set no-such-set"));
+  // A Connect Four set for tic-tac-toe: the set's header names its game.
+  EXPECT_EQ(SolverBenchmark::CheckSet("tictactoe", small).code(), StatusCode::kInvalidArgument);
+
+  TempDir dir;
+  const std::string path = SaveUntrainedNetwork(dir.path(), 5);
+  Results results;
+  SolverBenchmark bench("connect4", small, results.Callback());
+  bench.Submit(5, path);
+  bench.WaitIdle();
+  ASSERT_EQ(results.got.size(), 1u);
+  ASSERT_TRUE(results.got[0].ok()) << results.got[0].status().ToString();
+  EXPECT_EQ(results.got[0]->positions, 300);
+  EXPECT_EQ(results.got[0]->set, small);
+}
+
 TEST(SolverBenchmarkTest, WhenModelsComeFasterOnlyTheNewestWaitingOneIsScored) {
   TempDir dir;
   std::vector<std::string> paths;
   for (std::uint64_t v = 0; v < 6; ++v) paths.push_back(SaveUntrainedNetwork(dir.path(), v));
   Results results;
-  SolverBenchmark bench("connect4", results.Callback());
+  SolverBenchmark bench("connect4", "", results.Callback());
   for (std::uint64_t v = 0; v < 6; ++v) bench.Submit(v, paths[v]);
   bench.WaitIdle();
   // The first may have started at once; of the rest only model 5 was still waiting at the end.

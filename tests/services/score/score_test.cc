@@ -13,10 +13,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "core/games/connect4/connect_four_solver.h"
 #include "core/games/registry.h"
+#include "core/games/tictactoe/tictactoe.h"
 #include "core/nn/game_network.h"
 #include "core/nn/network.h"
 #include "services/score/position_set.h"
@@ -197,9 +200,12 @@ TEST(ScoreTest, GeneratedSetsAreDeterministicAndReadBack) {
   Result<PositionSet> again = GeneratePositionSet(TinyConnectFour());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(FormatPositionSet(*set), FormatPositionSet(*again));
-  GenerateOptions threaded = TinyConnectFour();
-  threaded.threads = 2;  // a band each: the same set
-  EXPECT_EQ(FormatPositionSet(*GeneratePositionSet(threaded)), FormatPositionSet(*set));
+  for (int threads : {2, 7}) {  // groups (a band's positions from one source) made at once
+    GenerateOptions threaded = TinyConnectFour();
+    threaded.threads = threads;
+    EXPECT_EQ(FormatPositionSet(*GeneratePositionSet(threaded)), FormatPositionSet(*set))
+        << threads << " threads";
+  }
   GenerateOptions other = TinyConnectFour();
   other.seed = 2;
   EXPECT_NE(FormatPositionSet(*GeneratePositionSet(other)), FormatPositionSet(*set));
@@ -228,6 +234,28 @@ TEST(ScoreTest, GeneratedSetsAreDeterministicAndReadBack) {
   ASSERT_TRUE(tictactoe_read.ok()) << tictactoe_read.status().ToString();
   EXPECT_TRUE(tictactoe_read->trivial_included);
   EXPECT_EQ(tictactoe_read->positions, tictactoe->positions);
+
+  // Few positions to reach (tic-tac-toe after two or three plies): the sources of a band reach the
+  // same ones, and the merge replaces a later source's copy, the same way on any thread count.
+  const GenerateOptions crowded = {.game = "tictactoe",
+                                   .positions = 24,
+                                   .bands = {{2, 3}},
+                                   .strong_from = 1,
+                                   .include_trivial = true};
+  Result<PositionSet> crowded_set = GeneratePositionSet(crowded);
+  ASSERT_TRUE(crowded_set.ok()) << crowded_set.status().ToString();
+  ASSERT_EQ(crowded_set->positions.size(), 24u);
+  std::set<std::pair<int, int>> distinct;  // the marks of the side to move and of the other
+  for (const StoredPosition& p : crowded_set->positions) {
+    Result<games::TicTacToePosition> position = games::TicTacToe::ParsePosition(p.moves);
+    ASSERT_TRUE(position.ok()) << p.moves;
+    distinct.insert({position->ToRecord().own, position->ToRecord().opponent});
+  }
+  EXPECT_EQ(distinct.size(), 24u);
+  GenerateOptions crowded_threaded = crowded;
+  crowded_threaded.threads = 3;
+  EXPECT_EQ(FormatPositionSet(*GeneratePositionSet(crowded_threaded)),
+            FormatPositionSet(*crowded_set));
 
   EXPECT_EQ(GeneratePositionSet({.game = "chess"}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(GeneratePositionSet({.game = "connect4", .bands = {{12, 19}, {8, 11}}}).status().code(),
