@@ -142,9 +142,10 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
                  "score every N-th published model (the newest waiting one when scoring lags)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
       ->capture_default_str();
-  app.add_option("--benchmark-set", c.benchmark_set,
-                 "the benchmark's positions (games with stored sets: Connect Four): a shipped set's "
-                 "name (small, full) or a set file; empty: the game's default (small)")
+  app.add_option(
+         "--benchmark-set", c.benchmark_set,
+         "the benchmark's positions (games with stored sets: Connect Four): a shipped set's "
+         "name (small, full) or a set file; empty: the game's default (small)")
       ->capture_default_str();
   app.add_option("--collapse-drop", c.collapse_drop,
                  "warn when the benchmark share falls this far below the run's best; 0: off")

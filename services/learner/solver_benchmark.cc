@@ -116,8 +116,7 @@ std::optional<std::string> CollapseWatch::ObserveBenchmark(const BenchmarkResult
     best_share_ = result.share;
     best_model_ = result.model_version;
   }
-  const bool falling =
-      options_.max_drop > 0 && result.share < best_share_ - options_.max_drop;
+  const bool falling = options_.max_drop > 0 && result.share < best_share_ - options_.max_drop;
   const bool started = falling && !falling_;
   falling_ = falling;
   if (!started) return std::nullopt;

@@ -3,10 +3,11 @@
 // The learning curve inside a run (docs/learning.md): every published model's raw policy scored
 // against the game's exact solver on the game's default benchmark (services/score: every position
 // of tic-tac-toe, Connect Four's shipped small set) or a stored set named by the learner's
-// `benchmark-set`, on a thread of its own so that training never waits for it; and a collapse watch that turns a falling benchmark or a value loss near zero into
-// a warning (log, `status`, metrics, and the AzLearningCollapse alert).
+// `benchmark-set`, on a thread of its own so that training never waits for it; and a collapse
+// watch that turns a falling benchmark or a value loss near zero into a warning (log, `status`,
+// metrics, and the AzLearningCollapse alert).
 //
-//   SolverBenchmark bench("connect4", [](const Result<BenchmarkResult>& r) { ... });
+//   SolverBenchmark bench("connect4", "full", [](const Result<BenchmarkResult>& r) { ... });
 //   bench.Submit(7, "/run/models/model-7.azw");   // returns at once; the callback runs later
 //
 // Games without a solver (chess) have no benchmark: SolverBenchmark::Available says so.
@@ -26,8 +27,8 @@ namespace az::learner {
 struct BenchmarkResult {
   std::uint64_t model_version = 0;
   int positions = 0;
-  int kept = 0;     // positions where the model's move keeps the game's value
-  int trivial = 0;  // positions where every move keeps it
+  int kept = 0;                 // positions where the model's move keeps the game's value
+  int trivial = 0;              // positions where every move keeps it
   double share = 0;             // kept / positions
   double nontrivial_share = 0;  // (kept - trivial) / (positions - trivial)
   double seconds = 0;

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
   app.add_option("--threads", options.threads,
-                 "LibTorch threads; with --generate, groups of positions (a band from one source) made at once")
+                 "LibTorch threads; with --generate, groups of positions (a band from one source) "
+                 "made at once")
       ->check(CLI::Range(1, 256));
   app.add_option("--positions-file", options.positions_file,
                  "a stored position set (az-score --generate); Connect Four's default is the "

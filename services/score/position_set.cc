@@ -197,8 +197,8 @@ class Generator {
         }
         kept.rng = g.rng;
         kept.seen = std::move(g.seen);
-        AZ_RETURN_IF_ERROR(
-            Fill(group, Quota(group) - static_cast<int>(kept.positions.size()), kept, taken, added));
+        AZ_RETURN_IF_ERROR(Fill(group, Quota(group) - static_cast<int>(kept.positions.size()), kept,
+                                taken, added));
         for (std::size_t i = 0; i < kept.positions.size(); ++i) {
           taken.insert(kept.keys[i]);
           set.positions.push_back(std::move(kept.positions[i]));
@@ -245,7 +245,8 @@ class Generator {
                                   std::to_string(tries - 1) + " tries");
       }
       std::string key;
-      std::optional<StoredPosition> position = Play(options_.bands[band], source, g.rng, g.seen, key);
+      std::optional<StoredPosition> position =
+          Play(options_.bands[band], source, g.rng, g.seen, key);
       if (!position || taken.contains(key)) continue;
       position->band = band;
       position->source = source;

@@ -116,7 +116,9 @@ TEST(SolverBenchmarkTest, WhenModelsComeFasterOnlyTheNewestWaitingOneIsScored) {
 }
 
 BenchmarkResult Scored(std::uint64_t model, double share) {
-  return {.model_version = model, .positions = 1000, .kept = static_cast<int>(share * 1000),
+  return {.model_version = model,
+          .positions = 1000,
+          .kept = static_cast<int>(share * 1000),
           .share = share};
 }
 

@@ -467,9 +467,9 @@ TEST(ScoreTest, TacticsBreakdownSplitsAzScoresShareByKindOfPosition) {
   EXPECT_EQ(kinds_kept, score["kept"].get<int>());
 
   // A model file that is not there is an error, not an empty table.
-  auto [missing, missing_code] = RunCommand(std::string(AZ_SOURCE_DIR) +
-                                            "/scripts/connect4-tactics --build " + AZ_BINARY_DIR +
-                                            " --model /nonexistent.azw");
+  auto [missing, missing_code] =
+      RunCommand(std::string(AZ_SOURCE_DIR) + "/scripts/connect4-tactics --build " + AZ_BINARY_DIR +
+                 " --model /nonexistent.azw");
   EXPECT_NE(missing_code, 0);
   EXPECT_NE(missing.find("az-analyse failed"), std::string::npos) << missing;
 }
