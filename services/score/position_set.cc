@@ -189,20 +189,20 @@ class Generator {
         const int group = band * kSources + source;
         Group& g = made[static_cast<std::size_t>(group)];
         AZ_RETURN_IF_ERROR(g.status);
-        Group kept;
+        std::size_t kept = 0;  // keeps g's positions no earlier source has, in order
         for (std::size_t i = 0; i < g.positions.size(); ++i) {
           if (!taken.insert(g.keys[i]).second) continue;
-          kept.positions.push_back(std::move(g.positions[i]));
-          kept.keys.push_back(std::move(g.keys[i]));
+          if (kept != i) {  // no self-move
+            g.positions[kept] = std::move(g.positions[i]);
+            g.keys[kept] = std::move(g.keys[i]);
+          }
+          ++kept;
         }
-        kept.rng = g.rng;
-        kept.seen = std::move(g.seen);
-        AZ_RETURN_IF_ERROR(Fill(group, Quota(group) - static_cast<int>(kept.positions.size()), kept,
-                                taken, added));
-        for (std::size_t i = 0; i < kept.positions.size(); ++i) {
-          taken.insert(kept.keys[i]);
-          set.positions.push_back(std::move(kept.positions[i]));
-        }
+        g.positions.resize(kept);
+        g.keys.resize(kept);
+        AZ_RETURN_IF_ERROR(Fill(group, Quota(group) - static_cast<int>(kept), g, taken, added));
+        for (std::size_t i = kept; i < g.keys.size(); ++i) taken.insert(g.keys[i]);
+        for (StoredPosition& position : g.positions) set.positions.push_back(std::move(position));
       }
     }
     return Status::Ok();
