@@ -143,6 +143,15 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "visits of a fast move (0: a quarter of --simulations, at least 1)")
       ->check(CLI::Range(0, 1 << 24))
       ->capture_default_str();
+  app.add_option("--opening-simulations-plies", c.opening_simulations_plies,
+                 "full searches at plies below this (from the game's start, random opening plies "
+                 "included) get --opening-simulations visits. 0: off")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--opening-simulations", c.opening_simulations,
+                 "visits of a full search before --opening-simulations-plies (0: --simulations)")
+      ->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
 
   app.add_option("--opening-book", c.opening_book,
                  "a file of start positions, one a line in the game's position text (chess: FEN "
@@ -263,6 +272,7 @@ Status FinalizeConfig(SelfPlayConfig& c) {
                        }).WithContext("--opening-book"));
   }
   if (c.fast_simulations == 0) c.fast_simulations = std::max(1, c.simulations / 4);
+  if (c.opening_simulations == 0) c.opening_simulations = c.simulations;
   if (c.fast_simulations > c.simulations) {
     return InvalidArgument("--fast-simulations " + std::to_string(c.fast_simulations) +
                            " exceeds --simulations " + std::to_string(c.simulations));
@@ -313,6 +323,8 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.search.gumbel_c_scale = c.gumbel_c_scale;
   o.full_search_fraction = c.full_search_fraction;
   o.fast_simulations = c.fast_simulations;
+  o.opening_plies = c.opening_simulations_plies;
+  o.opening_simulations = c.opening_simulations;
   o.temperature.moves = c.temperature_plies;
   o.temperature.tau = c.temperature;
   o.opening_book = c.book;
@@ -368,6 +380,8 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"gumbel_c_scale", c.gumbel_c_scale},
           {"full_search_fraction", c.full_search_fraction},
           {"fast_simulations", c.fast_simulations},
+          {"opening_simulations_plies", c.opening_simulations_plies},
+          {"opening_simulations", c.opening_simulations},
           {"opening_book", c.opening_book},
           {"opening_book_positions", c.book.lines.size()},
           {"random_opening_plies", c.random_opening_plies},

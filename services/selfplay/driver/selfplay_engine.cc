@@ -59,6 +59,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     int material_run = 0;     // consecutive plies with one side ahead by the material margin
     int material_leader = 0;  // +1 the first player, -1 the second
     bool full_search = true;  // this move: full search, recorded (playout-cap randomisation)
+    std::uint32_t budget = 0;  // this move's visits of the root's children (PlanMove)
   };
   // One request of a group in flight.
   struct Entry {
@@ -222,20 +223,23 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
 
   // Plays the moves that are due and gathers the game's next leaves; returns with a batch pending
   // or the slot inactive (no more games to start). Pushing finished games may block.
-  // Decides how the slot's new root is searched: fully (noise, recorded) or fast.
+  // Decides how the slot's new root is searched: fully (noise, recorded) or fast, and with how
+  // many visits.
   void PlanMove(Slot& slot) {
     slot.full_search =
         options_.full_search_fraction >= 1.0f || rng_.Uniform() < options_.full_search_fraction;
+    const bool opening = Traits::Ply(slot.search->root_state()) < options_.opening_plies;
+    slot.budget = static_cast<std::uint32_t>(!slot.full_search ? options_.fast_simulations
+                                             : opening         ? options_.opening_simulations
+                                                               : options_.simulations);
     slot.search->SetRootNoise(slot.full_search);
-    slot.search->SetVisitBudget(slot.full_search ? options_.simulations
-                                                 : options_.fast_simulations);
+    slot.search->SetVisitBudget(slot.budget);
   }
 
   Status Advance(Slot& slot) {
     while (slot.active) {
       mcts::Search<G>& search = *slot.search;
-      const auto target = static_cast<std::uint32_t>(slot.full_search ? options_.simulations
-                                                                      : options_.fast_simulations);
+      const std::uint32_t target = slot.budget;
       const bool expanded = search.root().state == mcts::NodeState::kExpanded;
       const std::uint32_t done = search.RootChildVisits();
       if (!expanded || done < target) {
@@ -631,6 +635,10 @@ Status ValidateOptions(const EngineOptions& o) {
   }
   if (o.full_search_fraction < 1.0f) {
     AZ_RETURN_IF_ERROR(range("fast simulations", o.fast_simulations, 1, o.simulations));
+  }
+  AZ_RETURN_IF_ERROR(range("opening plies", o.opening_plies, 0, 1 << 20));
+  if (o.opening_plies > 0) {
+    AZ_RETURN_IF_ERROR(range("opening simulations", o.opening_simulations, 1, 1 << 24));
   }
   AZ_RETURN_IF_ERROR(range("groups", o.groups, 1, 64));
   AZ_RETURN_IF_ERROR(range("max plies", o.max_plies, 1, 1 << 20));

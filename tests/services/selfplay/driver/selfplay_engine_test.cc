@@ -230,6 +230,46 @@ TEST(SelfPlayEngineTest, PlayoutCapOptionsOutOfRangeAreRefused) {
                    .ok());
 }
 
+// The first plies of each game are searched with opening_simulations visits, the rest with
+// `simulations`: the playouts add up to exactly that, plus the one that expands each move's fresh
+// root (no tree is reused).
+TEST(SelfPlayEngineTest, OpeningPliesGetTheirOwnVisitBudget) {
+  EngineOptions o = SmallOptions();
+  o.search.reuse_tree = false;
+  o.search.propagate_proofs = false;  // a proven root would end its search early
+  o.simulations = 8;
+  const auto playouts = [](const EngineOptions& options) {
+    Rig rig = MakeRig(options);
+    AZ_CHECK(RunToEnd(*rig.engine).ok());
+    const EngineCounters c = rig.engine->counters();
+    AZ_CHECK(c.fast_moves == 0 && c.games_finished == options.max_games);
+    return std::pair{c.simulations, *rig.finished};
+  };
+  const auto expected = [](const std::vector<int>& lengths, int opening_plies, int opening,
+                           int later) {
+    std::uint64_t sum = 0;
+    for (const int plies : lengths) {
+      const int early = std::min(plies, opening_plies);  // every game has at least 7 plies
+      sum += static_cast<std::uint64_t>(early) * (opening + 1) +
+             static_cast<std::uint64_t>(plies - early) * (later + 1);
+    }
+    return sum;
+  };
+  const auto [plain, plain_games] = playouts(o);
+  EXPECT_EQ(plain, expected(plain_games, 0, 0, 8));
+
+  o.opening_plies = 4;
+  o.opening_simulations = 40;
+  const auto [deeper, deeper_games] = playouts(o);
+  EXPECT_EQ(deeper, expected(deeper_games, 4, 40, 8));
+
+  o.opening_simulations = 0;  // a budget of nothing is refused
+  EXPECT_FALSE(CreateSelfPlayEngine(games::ConnectFour::kId, o,
+                                    std::make_unique<FakeEvaluator>(kModelVersion),
+                                    std::make_unique<FakeSampleSink<C4Sample>>(0))
+                   .ok());
+}
+
 TEST(SelfPlayEngineTest, GumbelGamesPushValidSamplesWithTheImprovedPolicy) {
   EngineOptions o = SmallOptions();
   o.search.root_selection = mcts::RootSelection::kGumbel;
