@@ -85,6 +85,14 @@ Rig<Sample> MakeRig(const EngineOptions& options, std::size_t sink_capacity = 0,
   return rig;
 }
 
+// Whether a Connect Four engine is created with these options.
+bool Accepted(const EngineOptions& options) {
+  return CreateSelfPlayEngine(games::ConnectFour::kId, options,
+                              std::make_unique<FakeEvaluator>(kModelVersion),
+                              std::make_unique<FakeSampleSink<C4Sample>>(0))
+      .ok();
+}
+
 // Steps until Done or an error, on the calling thread.
 Status RunToEnd(SelfPlayEngine& engine) {
   while (!engine.Done()) AZ_RETURN_IF_ERROR(engine.Step());
@@ -217,17 +225,11 @@ TEST(SelfPlayEngineTest, PlayoutCapRandomisationRecordsOnlyTheFullSearches) {
 TEST(SelfPlayEngineTest, PlayoutCapOptionsOutOfRangeAreRefused) {
   EngineOptions o = SmallOptions();
   o.full_search_fraction = 0.0f;
-  EXPECT_FALSE(CreateSelfPlayEngine(games::ConnectFour::kId, o,
-                                    std::make_unique<FakeEvaluator>(kModelVersion),
-                                    std::make_unique<FakeSampleSink<C4Sample>>(0))
-                   .ok());
+  EXPECT_FALSE(Accepted(o));
   o = SmallOptions();
   o.full_search_fraction = 0.5f;
   o.fast_simulations = o.simulations + 1;
-  EXPECT_FALSE(CreateSelfPlayEngine(games::ConnectFour::kId, o,
-                                    std::make_unique<FakeEvaluator>(kModelVersion),
-                                    std::make_unique<FakeSampleSink<C4Sample>>(0))
-                   .ok());
+  EXPECT_FALSE(Accepted(o));
 }
 
 // The first plies of each game are searched with opening_simulations visits, the rest with
@@ -264,10 +266,7 @@ TEST(SelfPlayEngineTest, OpeningPliesGetTheirOwnVisitBudget) {
   EXPECT_EQ(deeper, expected(deeper_games, 4, 40, 8));
 
   o.opening_simulations = 0;  // a budget of nothing is refused
-  EXPECT_FALSE(CreateSelfPlayEngine(games::ConnectFour::kId, o,
-                                    std::make_unique<FakeEvaluator>(kModelVersion),
-                                    std::make_unique<FakeSampleSink<C4Sample>>(0))
-                   .ok());
+  EXPECT_FALSE(Accepted(o));
 }
 
 TEST(SelfPlayEngineTest, GumbelGamesPushValidSamplesWithTheImprovedPolicy) {
