@@ -323,7 +323,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.search.gumbel_c_scale = c.gumbel_c_scale;
   o.full_search_fraction = c.full_search_fraction;
   o.fast_simulations = c.fast_simulations;
-  o.opening_plies = c.opening_simulations_plies;
+  o.opening_simulations_plies = c.opening_simulations_plies;
   o.opening_simulations = c.opening_simulations;
   o.temperature.moves = c.temperature_plies;
   o.temperature.tau = c.temperature;

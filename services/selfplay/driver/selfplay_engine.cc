@@ -55,10 +55,10 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     bool failed = false;  // an answer of its batch in flight said invalid or failed
     std::vector<Sample> samples;
     Adjudicator adjudicator;
-    bool measuring = false;   // a verdict was withheld: the game's result is evidence (Trusted)
-    int material_run = 0;     // consecutive plies with one side ahead by the material margin
-    int material_leader = 0;  // +1 the first player, -1 the second
-    bool full_search = true;  // this move: full search, recorded (playout-cap randomisation)
+    bool measuring = false;    // a verdict was withheld: the game's result is evidence (Trusted)
+    int material_run = 0;      // consecutive plies with one side ahead by the material margin
+    int material_leader = 0;   // +1 the first player, -1 the second
+    bool full_search = true;   // this move: full search, recorded (playout-cap randomisation)
     std::uint32_t budget = 0;  // this move's visits of the root's children (PlanMove)
   };
   // One request of a group in flight.
@@ -221,14 +221,13 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.counted_playouts = playouts;
   }
 
-  // Plays the moves that are due and gathers the game's next leaves; returns with a batch pending
-  // or the slot inactive (no more games to start). Pushing finished games may block.
   // Decides how the slot's new root is searched: fully (noise, recorded) or fast, and with how
   // many visits.
   void PlanMove(Slot& slot) {
     slot.full_search =
         options_.full_search_fraction >= 1.0f || rng_.Uniform() < options_.full_search_fraction;
-    const bool opening = Traits::Ply(slot.search->root_state()) < options_.opening_plies;
+    const bool opening =
+        Traits::Ply(slot.search->root_state()) < options_.opening_simulations_plies;
     slot.budget = static_cast<std::uint32_t>(!slot.full_search ? options_.fast_simulations
                                              : opening         ? options_.opening_simulations
                                                                : options_.simulations);
@@ -236,6 +235,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.search->SetVisitBudget(slot.budget);
   }
 
+  // Plays the moves that are due and gathers the game's next leaves; returns with a batch pending
+  // or the slot inactive (no more games to start). Pushing finished games may block.
   Status Advance(Slot& slot) {
     while (slot.active) {
       mcts::Search<G>& search = *slot.search;
@@ -636,8 +637,8 @@ Status ValidateOptions(const EngineOptions& o) {
   if (o.full_search_fraction < 1.0f) {
     AZ_RETURN_IF_ERROR(range("fast simulations", o.fast_simulations, 1, o.simulations));
   }
-  AZ_RETURN_IF_ERROR(range("opening plies", o.opening_plies, 0, 1 << 20));
-  if (o.opening_plies > 0) {
+  AZ_RETURN_IF_ERROR(range("opening simulations plies", o.opening_simulations_plies, 0, 1 << 20));
+  if (o.opening_simulations_plies > 0) {
     AZ_RETURN_IF_ERROR(range("opening simulations", o.opening_simulations, 1, 1 << 24));
   }
   AZ_RETURN_IF_ERROR(range("groups", o.groups, 1, 64));

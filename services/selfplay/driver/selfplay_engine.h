@@ -52,10 +52,10 @@ struct EngineOptions {
   // outcomes for the value target. 1: every move is full.
   float full_search_fraction = 1.0f;
   int fast_simulations = 16;
-  // Full searches of the plies before opening_plies (counted from the game's start, random opening
-  // plies included) get opening_simulations visits instead of `simulations`: more search where
-  // the game is furthest from its result. 0: off.
-  int opening_plies = 0;
+  // Full searches of the plies before opening_simulations_plies (counted from the game's start,
+  // random opening plies included) get opening_simulations visits instead of `simulations`: more
+  // search where the game is furthest from its result. 0: off.
+  int opening_simulations_plies = 0;
   int opening_simulations = 0;
   int leaves_per_game = 1;      // leaves gathered from each game per round
   int groups = 2;               // games split into groups that take turns with the evaluator

@@ -260,7 +260,7 @@ TEST(SelfPlayEngineTest, OpeningPliesGetTheirOwnVisitBudget) {
   const auto [plain, plain_games] = playouts(o);
   EXPECT_EQ(plain, expected(plain_games, 0, 0, 8));
 
-  o.opening_plies = 4;
+  o.opening_simulations_plies = 4;
   o.opening_simulations = 40;
   const auto [deeper, deeper_games] = playouts(o);
   EXPECT_EQ(deeper, expected(deeper_games, 4, 40, 8));
