@@ -235,6 +235,7 @@ Status ReplayStore::Recover() {
   const std::uint64_t one = scale_.ToUnits(1.0);
   std::vector<std::uint64_t> leaves(tree_ ? capacity : 0, 0);
   std::uint64_t records = 0;
+  std::uint64_t withdrawn = 0;
   std::uint64_t discarded = 0;
   std::uint64_t oldest = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t newest = 0;
@@ -261,8 +262,10 @@ Status ReplayStore::Recover() {
                       std::to_string(units) + ", above the maximum " +
                       std::to_string(scale_.max_units()) + ": the file is corrupt");
     }
-    if (uniform()) units = one;
+    // Uniform sampling keeps no priorities, only whether a record is withdrawn (0).
+    if (uniform() && units != 0) units = one;
     if (tree_) leaves[slot] = units;
+    withdrawn += units == 0 ? 1 : 0;
     ++records;
     oldest = std::min(oldest, generation);
     newest = std::max(newest, generation);
@@ -279,6 +282,7 @@ Status ReplayStore::Recover() {
   next_generation_.store(next, std::memory_order_relaxed);
   oldest_generation_.store(records > 0 ? oldest : next, std::memory_order_relaxed);
   size_.store(records, std::memory_order_relaxed);
+  withdrawn_ = withdrawn;
   open_report_.records = records;
   open_report_.discarded_uncommitted = discarded;
   open_report_.next_generation = next;
@@ -323,7 +327,10 @@ Status ReplayStore::Insert(std::span<const std::byte> records,
         // Another insert still copies into this slot: more records are in flight than there are
         // slots. Commit what we claimed (or wait for it) before going on.
         if (IsWriting(state)) break;
-        if (IsCommitted(state)) tree_slots[removed++] = slot;
+        if (IsCommitted(state)) {
+          tree_slots[removed++] = slot;
+          if (Units(slot).load(std::memory_order_relaxed) == 0) --withdrawn_;
+        }
         State(slot).store(WritingState(next), std::memory_order_relaxed);
         Units(slot).store(0, std::memory_order_relaxed);
         claims[claimed++] = {slot, next};
@@ -485,12 +492,16 @@ Status ReplayStore::SampleUniform(Rng& rng, std::span<SampledSlot> batch,
   const std::uint64_t capacity = options_.capacity;
   const std::uint64_t record_size = options_.record_size;
   ranks.resize(n);
-  std::uint64_t oldest = 0, window = 0, size = 0;
+  std::uint64_t oldest = 0, window = 0, sampleable = 0;
   auto refresh = [&]() -> Status {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return !replacing_; });
-    size = size_.load(std::memory_order_relaxed);
+    const std::uint64_t size = size_.load(std::memory_order_relaxed);
     if (size == 0) return FailedPrecondition("the replay buffer is empty");
+    if (withdrawn_ >= size) {
+      return FailedPrecondition("every record in the replay buffer is withdrawn");
+    }
+    sampleable = size - withdrawn_;
     oldest = oldest_generation_.load(std::memory_order_relaxed);
     window = next_generation_.load(std::memory_order_relaxed) - oldest;
     return Status::Ok();
@@ -502,20 +513,22 @@ Status ReplayStore::SampleUniform(Rng& rng, std::span<SampledSlot> batch,
   for (std::size_t k = 0; k < n; ++k) {
     for (int attempt = 0;; ++attempt) {
       if (attempt == kMaxCopyAttempts) {
-        return Unavailable("sampling kept losing its drawn records to concurrent inserts");
+        return Unavailable("sampling kept drawing records lost to concurrent inserts or withdrawn");
       }
       if (attempt > 0 && attempt % 16 == 0) AZ_RETURN_IF_ERROR(refresh());
-      // After a miss (a slot mid-write or overwritten), redraw from the whole window.
+      // After a miss (a slot mid-write, overwritten or withdrawn), redraw from the whole window.
       const std::uint64_t generation = oldest + (attempt == 0 ? ranks[k] : rng.Below(window));
       const std::uint64_t slot = generation % capacity;
       bool ok;
+      std::uint64_t units = 0;
       if (records.empty()) {
         ok = State(slot).load(std::memory_order_acquire) == CommittedState(generation);
+        units = Units(slot).load(std::memory_order_acquire);
       } else {
-        ok = CopyOut(slot, generation, records.subspan(k * record_size, record_size), nullptr);
+        ok = CopyOut(slot, generation, records.subspan(k * record_size, record_size), &units);
       }
-      if (ok) {
-        batch[k] = {slot, generation, 1.0 / static_cast<double>(size), 1.0};
+      if (ok && units != 0) {
+        batch[k] = {slot, generation, 1.0 / static_cast<double>(sampleable), 1.0};
         break;
       }
     }
@@ -544,11 +557,13 @@ UpdateCounts ReplayStore::UpdatePriorities(std::span<const PriorityUpdate> updat
     clamped += was_clamped ? 1 : 0;
   }
   if (uniform()) {
-    // Nothing to store: every priority is 1. Only the generation check remains.
+    // Nothing to store: every priority is 1. Only the generation and withdrawal checks remain.
     for (std::size_t i = 0; i < updates.size(); ++i) {
       if (units[i] == kRejected) continue;
       const std::uint64_t state = State(updates[i].slot).load(std::memory_order_acquire);
-      ++(state == CommittedState(updates[i].generation) ? counts.applied : counts.stale);
+      const bool held = state == CommittedState(updates[i].generation) &&
+                        Units(updates[i].slot).load(std::memory_order_relaxed) != 0;
+      ++(held ? counts.applied : counts.stale);
     }
   } else {
     thread_local std::vector<std::uint64_t> slots;
@@ -561,11 +576,13 @@ UpdateCounts ReplayStore::UpdatePriorities(std::span<const PriorityUpdate> updat
     for (std::size_t i = 0; i < updates.size(); ++i) {
       if (units[i] == kRejected) continue;
       const std::uint64_t slot = updates[i].slot;
-      if (State(slot).load(std::memory_order_relaxed) != CommittedState(updates[i].generation)) {
-        ++counts.stale;
+      if (State(slot).load(std::memory_order_relaxed) != CommittedState(updates[i].generation) ||
+          Units(slot).load(std::memory_order_relaxed) == 0) {
+        ++counts.stale;  // overwritten, emptied or withdrawn
         continue;
       }
       Units(slot).store(units[i], std::memory_order_relaxed);
+      withdrawn_ += units[i] == 0 ? 1 : 0;
       slots.push_back(slot);
       units[kept++] = units[i];  // kept <= i: compacts in place
       ++counts.applied;
@@ -576,6 +593,29 @@ UpdateCounts ReplayStore::UpdatePriorities(std::span<const PriorityUpdate> updat
   updates_stale_.fetch_add(counts.stale, std::memory_order_relaxed);
   values_rejected_.fetch_add(counts.rejected, std::memory_order_relaxed);
   values_clamped_.fetch_add(clamped, std::memory_order_relaxed);
+  return counts;
+}
+
+UpdateCounts ReplayStore::Withdraw(std::span<const RecordKey> records) {
+  UpdateCounts counts;
+  std::lock_guard lock(mutex_);
+  for (const RecordKey& record : records) {
+    if (record.slot >= options_.capacity) {
+      ++counts.rejected;
+      continue;
+    }
+    if (State(record.slot).load(std::memory_order_relaxed) != CommittedState(record.generation)) {
+      ++counts.stale;
+      continue;
+    }
+    ++counts.applied;
+    if (Units(record.slot).load(std::memory_order_relaxed) == 0) continue;  // already
+    Units(record.slot).store(0, std::memory_order_relaxed);
+    ++withdrawn_;
+    if (tree_) tree_->Set(record.slot, 0);
+  }
+  updates_stale_.fetch_add(counts.stale, std::memory_order_relaxed);
+  values_rejected_.fetch_add(counts.rejected, std::memory_order_relaxed);
   return counts;
 }
 
@@ -599,7 +639,7 @@ Result<RecordInfo> ReplayStore::ReadRecord(std::uint64_t slot, std::span<std::by
     if (!IsCommitted(state)) return NotFound("slot " + std::to_string(slot) + " is empty");
     std::uint64_t units = 0;
     if (CopyOut(slot, GenerationOf(state), out, &units)) {
-      return RecordInfo{slot, GenerationOf(state), uniform() ? 1.0 : scale_.ToPriority(units)};
+      return RecordInfo{slot, GenerationOf(state), PriorityOfUnits(units)};
     }
   }
   return Unavailable("slot " + std::to_string(slot) + " kept being overwritten while read");
@@ -621,9 +661,11 @@ ReplayStats ReplayStore::Stats() const {
     stats.priority_min = scale_.ToPriority(tree_->MinPositive());
     stats.priority_max = scale_.ToPriority(tree_->Max());
   } else {
-    stats.priority_sum = static_cast<double>(stats.size);
-    stats.priority_min = stats.priority_max = stats.size > 0 ? 1.0 : 0.0;
+    const std::uint64_t sampleable = stats.size - std::min(withdrawn_, stats.size);
+    stats.priority_sum = static_cast<double>(sampleable);
+    stats.priority_min = stats.priority_max = sampleable > 0 ? 1.0 : 0.0;
   }
+  stats.withdrawn = withdrawn_;
   return stats;
 }
 
@@ -665,8 +707,7 @@ Status ReplayStore::ForEachRecord(
       }
     }
     if (!copied) continue;
-    AZ_RETURN_IF_ERROR(
-        visit(RecordInfo{slot, generation, uniform() ? 1.0 : scale_.ToPriority(units)}, record));
+    AZ_RETURN_IF_ERROR(visit(RecordInfo{slot, generation, PriorityOfUnits(units)}, record));
   }
   return Status::Ok();
 }
@@ -697,6 +738,7 @@ Status ReplayStore::Replace(std::uint64_t next_generation,
   std::uint64_t first = next_generation;
   std::uint64_t last = 0;
   std::uint64_t clamped = 0;
+  std::uint64_t withdrawn = 0;
   Status result = Status::Ok();
   RestoredRecord record;
   while (true) {
@@ -717,8 +759,11 @@ Status ReplayStore::Replace(std::uint64_t next_generation,
     const std::uint64_t slot = record.generation % capacity;
     CopyToSlot(RecordData(slot), record.bytes);
     bool was_clamped = false;
-    const std::uint64_t units = uniform() ? one : scale_.ToUnits(record.priority, &was_clamped);
+    std::uint64_t units = 0;  // a record restored with priority 0 stays withdrawn
+    if (record.priority > 0)
+      units = uniform() ? one : scale_.ToUnits(record.priority, &was_clamped);
     clamped += was_clamped ? 1 : 0;
+    withdrawn += units == 0 ? 1 : 0;
     Units(slot).store(units, std::memory_order_relaxed);
     State(slot).store(CommittedState(record.generation), std::memory_order_release);
     if (tree_) leaves[slot] = units;
@@ -730,6 +775,7 @@ Status ReplayStore::Replace(std::uint64_t next_generation,
   next_generation_.store(next_generation, std::memory_order_relaxed);
   oldest_generation_.store(first, std::memory_order_relaxed);
   size_.store(count, std::memory_order_relaxed);
+  withdrawn_ = withdrawn;
   values_clamped_.fetch_add(clamped, std::memory_order_relaxed);
   auto* header = reinterpret_cast<StoreHeader*>(file_.bytes().data());
   std::atomic_ref<std::uint64_t>(header->next_generation_floor)

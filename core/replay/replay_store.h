@@ -21,6 +21,10 @@
 // total (stratified); weights w_i = (N P(i))^-beta normalised to a batch maximum of 1. New records
 // enter at the largest priority currently in the buffer (initial_priority when none). alpha = 0 is
 // exact uniform sampling over the stored records with weights 1 and no sum-tree at all.
+//
+// Withdrawn records: a record with priority 0 (withdrawn by Withdraw(), the learner's answer to a
+// record it cannot decode, or given loss 0 with epsilon 0) is kept, read and snapshotted like any
+// other but never drawn, with either kind of sampling, until an insert overwrites its slot.
 
 #include <atomic>
 #include <condition_variable>
@@ -80,9 +84,10 @@ struct ReplayStats {
   std::uint64_t values_rejected =
       0;                             // updates dropped: NaN, infinite or negative loss, or bad slot
   std::uint64_t values_clamped = 0;  // priorities raised or lowered into the representable range
-  double priority_sum = 0;           // sum of p_i over stored records (N when alpha = 0)
-  double priority_min = 0;           // smallest p_i above zero; 0 when empty
-  double priority_max = 0;           // largest p_i; 0 when empty
+  std::uint64_t withdrawn = 0;       // records held with priority 0, never drawn (see above)
+  double priority_sum = 0;  // sum of p_i over stored records (N - withdrawn when alpha = 0)
+  double priority_min = 0;  // smallest p_i above zero; 0 when empty
+  double priority_max = 0;  // largest p_i; 0 when empty
 };
 
 struct UpdateCounts {
@@ -127,19 +132,26 @@ class ReplayStore {
 
   // Draws batch.size() records with replacement (stratified by priority), fills `batch`, and, when
   // `records` is non-empty (then exactly batch.size() * record_size() bytes), copies each drawn
-  // record into it in batch order. beta in [0, 1]. Never returns an empty or zero-priority slot. A
-  // record overwritten between the draw and its copy is drawn again. FailedPrecondition when the
-  // buffer holds no sampleable record; InvalidArgument for bad arguments; Unavailable if concurrent
-  // inserts kept overwriting the drawn slots (only plausible with a handful of slots). Blocks on
-  // the mutex for the tree search (microseconds) and while a Replace() runs.
+  // record into it in batch order. beta in [0, 1]. Never returns an empty or withdrawn
+  // (zero-priority) slot. A record overwritten between the draw and its copy is drawn again.
+  // FailedPrecondition when the buffer holds no sampleable record; InvalidArgument for bad
+  // arguments; Unavailable if concurrent inserts kept overwriting the drawn slots (only plausible
+  // with a handful of slots). Blocks on the mutex for the tree search (microseconds) and while a
+  // Replace() runs.
   Status Sample(double beta, Rng& rng, std::span<SampledSlot> batch,
                 std::span<std::byte> records = {});
 
   // Sets p = (loss + epsilon)^alpha for each update whose slot still holds its generation; others
   // are counted stale. NaN, infinite or negative losses and slots out of range are rejected and
-  // counted. With alpha = 0 nothing is stored (priorities are all 1). Holds the mutex for the tree
-  // work only.
+  // counted. A withdrawn record keeps priority 0 (its update is counted stale). With alpha = 0
+  // nothing is stored (priorities are all 1). Holds the mutex for the tree work only.
   UpdateCounts UpdatePriorities(std::span<const PriorityUpdate> updates);
+
+  // Withdraws each record whose slot still holds its generation: priority 0, never drawn again
+  // until its slot is overwritten (the record itself stays, for reads and snapshots). Counts them
+  // applied (also when already withdrawn); another generation or an empty slot stale; a slot out of
+  // range rejected. Works with either kind of sampling.
+  UpdateCounts Withdraw(std::span<const RecordKey> records);
 
   // Copies the record in `slot` into `out` (record_size() bytes). InvalidArgument for a bad slot or
   // size; NotFound when the slot is empty or mid-write. Lock-free, except that it waits out a
@@ -189,6 +201,11 @@ class ReplayStore {
   std::atomic_ref<std::uint64_t> State(std::uint64_t slot) const;
   std::atomic_ref<std::uint64_t> Units(std::uint64_t slot) const;
   std::byte* RecordData(std::uint64_t slot) const;
+  // A slot's priority as callers see it: 1 for every held record with uniform sampling, 0 for a
+  // withdrawn one.
+  double PriorityOfUnits(std::uint64_t units) const {
+    return uniform() ? (units != 0 ? 1.0 : 0.0) : scale_.ToPriority(units);
+  }
   // Copies a committed record of generation `generation` out of its slot; false if the slot does
   // not hold that generation or was overwritten during the copy. *units (when given) gets the
   // slot's priority units read consistently with the bytes.
@@ -217,7 +234,8 @@ class ReplayStore {
   std::atomic<std::uint64_t> next_generation_{0};
   std::atomic<std::uint64_t> oldest_generation_{0};  // the ring window is [oldest, next)
   std::atomic<std::uint64_t> size_{0};
-  std::uint64_t inflight_ = 0;  // claimed slots not yet committed
+  std::uint64_t inflight_ = 0;   // claimed slots not yet committed
+  std::uint64_t withdrawn_ = 0;  // committed records with priority units 0
   bool replacing_ = false;
   // Bumped by Replace(): a copy that straddles a Replace() is retried even if the slot's state
   // reads the same before and after.

@@ -31,6 +31,14 @@ struct PriorityUpdate {
 static_assert(std::is_trivially_copyable_v<PriorityUpdate>);
 static_assert(sizeof(PriorityUpdate) == 24 && alignof(PriorityUpdate) == 8);
 
+// A stored record, named as a draw names it: what ReplayStore::Withdraw takes.
+struct RecordKey {
+  std::uint64_t slot;
+  std::uint64_t generation;
+};
+static_assert(std::is_trivially_copyable_v<RecordKey>);
+static_assert(sizeof(RecordKey) == 16 && alignof(RecordKey) == 8);
+
 // Fills targets[k] with a uniform draw from the k-th of targets.size() equal slices of [0, total):
 // [floor(k * total / n), floor((k + 1) * total / n)). The slices partition [0, total) exactly, so
 // every target is < total. When total < n some slices are empty and those draws fall back to a

@@ -36,11 +36,13 @@ from zmq.utils.monitor import parse_monitor_message
 from .errors import ReplayError
 from .records import unpack
 
-# core/replay/sampling.h: SampledSlot and PriorityUpdate, pinned by static_asserts there.
+# core/replay/sampling.h: SampledSlot, PriorityUpdate and RecordKey, pinned by static_asserts there.
 SAMPLED_SLOT_DTYPE = np.dtype(
     [("slot", "<u8"), ("generation", "<u8"), ("probability", "<f8"), ("weight", "<f8")])
 PRIORITY_UPDATE_DTYPE = np.dtype([("slot", "<u8"), ("generation", "<u8"), ("loss", "<f8")])
+RECORD_KEY_DTYPE = np.dtype([("slot", "<u8"), ("generation", "<u8")])
 assert SAMPLED_SLOT_DTYPE.itemsize == 32 and PRIORITY_UPDATE_DTYPE.itemsize == 24
+assert RECORD_KEY_DTYPE.itemsize == 16
 
 # The servers' default request limit (ipc/server.h); larger requests are refused here, before
 # sending, as ipc::Client refuses them.
@@ -363,6 +365,22 @@ class ReplayClient:
         updates["slot"], updates["generation"], updates["loss"] = slots, generations, losses
         body, _ = self.call("update-priorities", frames=[updates.tobytes()])
         return {key: body.get(key) for key in ("applied", "stale", "rejected")}
+
+    def withdraw(self, slots: Sequence[int], generations: Sequence[int]) -> dict:
+        """Withdraws records the caller cannot use (malformed): the daemon never draws them again
+        until they are overwritten, with prioritized or uniform sampling (where no priority could
+        do it). Returns the counts ``withdrawn``, ``stale`` (overwritten since drawn) and
+        ``rejected`` (slot out of range). Idempotent, so retried. ValueError for arrays of
+        different lengths."""
+        slots = np.asarray(slots, dtype=np.uint64).ravel()
+        generations = np.asarray(generations, dtype=np.uint64).ravel()
+        if len(slots) != len(generations):
+            raise ValueError(f"slots and generations differ in length: {len(slots)}, "
+                             f"{len(generations)}")
+        keys = np.empty(len(slots), dtype=RECORD_KEY_DTYPE)
+        keys["slot"], keys["generation"] = slots, generations
+        body, _ = self.call("withdraw", frames=[keys.tobytes()])
+        return {key: body.get(key) for key in ("withdrawn", "stale", "rejected")}
 
     def read(self, slots: Sequence[int]) -> ReadResult:
         """The records in `slots` (1 to 65536 of them) with their generations and priorities.

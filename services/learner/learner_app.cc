@@ -305,6 +305,7 @@ nlohmann::json LearnerApp::StatusJson() {
           {"samples_trained", s.samples_trained},
           {"samples_drawn", s.samples_drawn},
           {"malformed_samples", s.malformed},
+          {"malformed_withdrawn", s.malformed_withdrawn},
           {"skipped_nonfinite", s.skipped_nonfinite},
           {"skipped_other", s.skipped_other},
           {"rollbacks", s.rollbacks},
@@ -447,6 +448,7 @@ void LearnerApp::Record(const StepOutcome& outcome) {
   snapshot_.activity = "training";
   snapshot_.samples_drawn = loop_->counters().samples_drawn;
   snapshot_.malformed += outcome.malformed;
+  snapshot_.malformed_withdrawn += outcome.withdrawn;
   if (outcome.priorities_sent && outcome.priority_error.ok()) {
     snapshot_.priority_updates_applied += outcome.priority_counts.applied;
     snapshot_.priority_updates_stale += outcome.priority_counts.stale;

@@ -11,9 +11,10 @@
 //   AZ_ASSIGN_OR_RETURN(auto app, LearnerApp::Create(config));
 //   return app->Run();   // until `shutdown`, Stop() (SIGTERM), --max-steps, or a fatal error
 //
-// One step: sample (batch, beta) -> validate records (malformed ones dropped, counted, and given
-// the lowest priority) -> TrainStep with the weights -> update-priorities (slot, generation, loss)
-// -> beta for the next step. Every --publish-every steps the weights become model N+1
+// One step: sample (batch, beta) -> validate records (malformed ones dropped, counted, and
+// withdrawn from the buffer) -> TrainStep with the weights -> update-priorities (slot, generation,
+// loss; not when the daemon samples uniformly) -> beta for the next step. Every --publish-every
+// steps the weights become model N+1
 // (<model-dir>/model-N.azw, event "model"); every --checkpoint-every steps, on `checkpoint` and at
 // shutdown the trainer is checkpointed. While the replay daemon cannot serve (below its minimum
 // size, rate-limited, down or restarting) the loop waits, says so in the log every few seconds and
@@ -112,6 +113,7 @@ class LearnerApp : private LearnerLoopHooks {
     std::uint64_t samples_trained = 0;
     std::uint64_t samples_drawn = 0;
     std::uint64_t malformed = 0;
+    std::uint64_t malformed_withdrawn = 0;
     std::uint64_t skipped_nonfinite = 0;
     std::uint64_t skipped_other = 0;
     std::uint64_t rollbacks = 0;

@@ -1,8 +1,8 @@
 #pragma once
 
 // The learner loop's BatchSource over the replay daemon's control socket (ReplayClient): `sample`
-// with records, and `update-priorities`. The batch's records stay in the received frame (no copy)
-// until the next Sample.
+// with records, `update-priorities` and `withdraw`. The batch's records stay in the received frame
+// (no copy) until the next Sample.
 
 #include "services/learner/loop/batch_source.h"
 #include "services/replay/replay_client.h"
@@ -18,6 +18,8 @@ class ReplayBatchSource final : public BatchSource {
   // ReplayClient::UpdatePriorities (sent once: a lost update is not retried here).
   Result<replay::UpdateCounts> UpdatePriorities(
       std::span<const replay::PriorityUpdate> updates) override;
+  // ReplayClient::Withdraw (retried: withdrawing twice is harmless).
+  Result<replay::UpdateCounts> Withdraw(std::span<const replay::RecordKey> records) override;
   std::string_view name() const override { return "the replay daemon"; }
 
  private:

@@ -108,6 +108,11 @@ void ReplayApp::RegisterCommands() {
       "new priorities from losses: frame PriorityUpdate[n] (slot, generation, loss), or JSON "
       "slots/generations/losses");
   server_->Register(
+      std::string(kWithdrawCommand),
+      [this](ipc::Request& request) { return HandleWithdraw(request); },
+      "never draw these records again (malformed): frame RecordKey[n] (slot, generation), or JSON "
+      "slots/generations");
+  server_->Register(
       std::string(kInsertCommand), [this](ipc::Request& request) { return HandleInsert(request); },
       "add records: one frame of n x record_bytes; replies after they are committed, with their "
       "generations");
@@ -171,9 +176,15 @@ ipc::Reply ReplayApp::SampleReply(SampledBatch batch) {
   const SampleArgs& args = batch.args;
   ipc::Reply reply;
   reply.body = {
-      {"batch", args.batch},          {"beta", args.beta},  {"record_bytes", batch.record_bytes},
-      {"records", args.with_records}, {"size", batch.size}, {"prefetched", batch.prefetched},
-      {"waited_ms", batch.waited_ms}};
+      {"batch", args.batch},
+      {"beta", args.beta},
+      {"record_bytes", batch.record_bytes},
+      {"records", args.with_records},
+      {"size", batch.size},
+      {"prefetched", batch.prefetched},
+      {"waited_ms", batch.waited_ms},
+      // With uniform sampling (alpha 0) a priority update changes nothing: the learner skips it.
+      {"prioritized", !store_->uniform()}};
   const std::int64_t current = model_version_.load(std::memory_order_relaxed);
   if (current >= 0) reply.body["model_version"] = current;
   if (current >= 0 && metrics_ && args.with_records) {
@@ -221,6 +232,35 @@ Result<ipc::Reply> ReplayApp::HandleUpdatePriorities(ipc::Request& request) {
   const replay::UpdateCounts counts = store_->UpdatePriorities(updates);
   return ipc::Reply{
       {{"applied", counts.applied}, {"stale", counts.stale}, {"rejected", counts.rejected}}, {}};
+}
+
+Result<ipc::Reply> ReplayApp::HandleWithdraw(ipc::Request& request) {
+  std::vector<replay::RecordKey> keys;
+  if (!request.frames.empty()) {
+    if (request.frames.size() != 1) {
+      return InvalidArgument("withdraw takes one frame of RecordKey records, got " +
+                             std::to_string(request.frames.size()) + " frames");
+    }
+    AZ_ASSIGN_OR_RETURN(
+        keys, FrameElements<replay::RecordKey>(request.frames[0], "records (16-byte RecordKey)"));
+  } else {
+    AZ_ASSIGN_OR_RETURN(std::vector<std::uint64_t> slots, UnsignedArray(request.args, "slots"));
+    AZ_ASSIGN_OR_RETURN(std::vector<std::uint64_t> generations,
+                        UnsignedArray(request.args, "generations"));
+    if (generations.size() != slots.size()) {
+      return InvalidArgument("\"slots\" and \"generations\" must be arrays of equal length");
+    }
+    keys.resize(slots.size());
+    for (std::size_t i = 0; i < slots.size(); ++i) keys[i] = {slots[i], generations[i]};
+  }
+  const replay::UpdateCounts counts = store_->Withdraw(keys);
+  if (counts.applied > 0) {
+    AZ_LOG(kWarning) << "withdrew " << counts.applied << " records a client could not use "
+                     << "(malformed); " << store_->Stats().withdrawn
+                     << " withdrawn records held, never drawn until overwritten";
+  }
+  return ipc::Reply{
+      {{"withdrawn", counts.applied}, {"stale", counts.stale}, {"rejected", counts.rejected}}, {}};
 }
 
 Result<ipc::Reply> ReplayApp::HandleInsert(ipc::Request& request) {

@@ -337,6 +337,7 @@ MetricsInput ReplayApp::CollectMetrics() const {
   in.priority_sum = s.priority_sum;
   in.priority_min = s.priority_min;
   in.priority_max = s.priority_max;
+  in.withdrawn = s.withdrawn;
   in.new_record_priority = s.size > 0 ? s.priority_max : config_.initial_priority;
   in.inserted_control = inserted_control_.load(std::memory_order_relaxed);
   in.rejected_control = rejected_control_.load(std::memory_order_relaxed);
@@ -407,6 +408,7 @@ nlohmann::json ReplayApp::StatusJson() const {
       {"priority_sum", s.priority_sum},
       {"priority_min", s.priority_min},
       {"priority_max", s.priority_max},
+      {"withdrawn", s.withdrawn},
       {"new_record_priority", s.size > 0 ? s.priority_max : config_.initial_priority},
       {"generations_issued", s.inserts},
       {"inserted_control", inserted_control_.load(std::memory_order_relaxed)},

@@ -86,6 +86,7 @@ class ReplayApp {
   // A served batch as the `sample` reply (body, draws and records frames); observes staleness.
   ipc::Reply SampleReply(SampledBatch batch);
   Result<ipc::Reply> HandleUpdatePriorities(ipc::Request& request);
+  Result<ipc::Reply> HandleWithdraw(ipc::Request& request);
   Result<ipc::Reply> HandleInsert(ipc::Request& request);
   Result<ipc::Reply> HandleRead(ipc::Request& request);
   void HandleSnapshot(ipc::Request& request, ipc::Responder& responder);
@@ -108,9 +109,9 @@ class ReplayApp {
   std::mutex server_mutex_;  // guards server_ between Stop() (any thread) and the end of Run()
   std::unique_ptr<ipc::Server> server_;
   std::unique_ptr<RemoteIngest> remote_;
-  std::unique_ptr<ipc::Server> remote_server_;  // serves on its own thread
-  std::string remote_bound_;                    // its endpoint, the port filled in
-  mutable std::mutex model_mutex_;              // guards latest_model_
+  std::unique_ptr<ipc::Server> remote_server_;       // serves on its own thread
+  std::string remote_bound_;                         // its endpoint, the port filled in
+  mutable std::mutex model_mutex_;                   // guards latest_model_
   std::optional<ipc::ModelPublished> latest_model_;  // the newest "model" event, for `model`
   std::atomic<std::uint64_t> models_served_{0};
   nlohmann::json restored_;  // what --restore loaded, for status

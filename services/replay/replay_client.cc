@@ -76,6 +76,18 @@ Result<replay::UpdateCounts> ReplayClient::UpdatePriorities(
   return counts;
 }
 
+Result<replay::UpdateCounts> ReplayClient::Withdraw(std::span<const replay::RecordKey> records) {
+  std::vector<zmq::message_t> frames;
+  frames.push_back(ipc::MakeFrame(records.data(), records.size_bytes()));
+  AZ_ASSIGN_OR_RETURN(ipc::Reply reply,
+                      client_.Call(kWithdrawCommand, nlohmann::json::object(), std::move(frames)));
+  replay::UpdateCounts counts;
+  counts.applied = reply.body.value("withdrawn", std::uint64_t{0});
+  counts.stale = reply.body.value("stale", std::uint64_t{0});
+  counts.rejected = reply.body.value("rejected", std::uint64_t{0});
+  return counts;
+}
+
 Result<InsertResult> ReplayClient::Insert(std::span<const std::byte> records) {
   std::vector<zmq::message_t> frames;
   frames.push_back(ipc::MakeFrame(records.data(), records.size()));

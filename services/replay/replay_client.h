@@ -53,6 +53,8 @@ class SampledBatch {
   std::span<const replay::SampledSlot> draws() const { return draws_; }
   std::size_t size() const { return draws_.size(); }
   std::size_t record_bytes() const { return record_bytes_; }
+  // false when the daemon samples uniformly (alpha 0; a daemon that does not say is prioritized).
+  bool prioritized() const { return body_.value("prioritized", true); }
   // All records back to back (empty when requested without records).
   std::span<const std::byte> records() const;
   std::span<const std::byte> record(std::size_t i) const {
@@ -91,6 +93,9 @@ class ReplayClient {
   Result<SampledBatch> Sample(const SampleRequest& request);
   // Applies (slot, generation, loss) updates; idempotent, so retried freely.
   Result<replay::UpdateCounts> UpdatePriorities(std::span<const replay::PriorityUpdate> updates);
+  // Withdraws records the caller cannot use (never drawn again until overwritten): the counts
+  // withdrawn (as applied), stale and rejected. Idempotent, so retried freely.
+  Result<replay::UpdateCounts> Withdraw(std::span<const replay::RecordKey> records);
   // Inserts records (n x record size bytes) and returns their generations once the daemon has
   // committed them. Sent once, never retried (a retry could insert twice): on DEADLINE_EXCEEDED the
   // records may or may not be in.

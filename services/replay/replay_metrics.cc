@@ -35,6 +35,9 @@ struct ReplayMetrics::Families {
         priority_sum(MakeGauge(r, "az_replay_priority_sum", "Sum of p_i over stored records")),
         priority_min(MakeGauge(r, "az_replay_priority_min", "Smallest p_i above zero")),
         priority_max(MakeGauge(r, "az_replay_priority_max", "Largest p_i")),
+        withdrawn(MakeGauge(r, "az_replay_withdrawn_records",
+                            "Records held but never drawn: withdrawn as malformed by the learner, "
+                            "until overwritten")),
         new_record_priority(
             MakeGauge(r, "az_replay_new_record_priority", "Priority a record inserted now gets")),
         model_version(
@@ -162,6 +165,7 @@ struct ReplayMetrics::Families {
   Gauge& priority_sum;
   Gauge& priority_min;
   Gauge& priority_max;
+  Gauge& withdrawn;
   Gauge& new_record_priority;
   Gauge& model_version;
   prometheus::Family<Counter>& inserted;
@@ -234,6 +238,7 @@ void ReplayMetrics::Update(const MetricsInput& in) {
   m.priority_sum.Set(in.priority_sum);
   m.priority_min.Set(in.priority_min);
   m.priority_max.Set(in.priority_max);
+  m.withdrawn.Set(static_cast<double>(in.withdrawn));
   m.new_record_priority.Set(in.new_record_priority);
   if (in.has_model_version) m.model_version.Set(in.model_version);
   AdvanceTo(m.inserted_ring, static_cast<double>(in.inserted_ring));

@@ -28,6 +28,7 @@ struct MetricsInput {
   double priority_sum = 0;
   double priority_min = 0;
   double priority_max = 0;
+  std::uint64_t withdrawn = 0;
   double new_record_priority = 0;
   std::uint64_t inserted_ring = 0;
   std::uint64_t inserted_control = 0;

@@ -5,10 +5,13 @@
 // layouts of core/replay/sampling.h:
 //
 //   sample             {"batch", "beta", ["timeout_ms"], ["records"], ["model_version"]}
-//                      -> {"batch", "beta", "record_bytes", "size", "prefetched", ...}
+//                      -> {"batch", "beta", "record_bytes", "size", "prefetched",
+//                          "prioritized", ...}
 //                         frames: [SampledSlot x batch] [records: batch x record_bytes]
 //   update-priorities  frames: [PriorityUpdate x n]   (or JSON "slots", "generations", "losses")
 //                      -> {"applied", "stale", "rejected"}
+//   withdraw           frames: [RecordKey x n]        (or JSON "slots", "generations")
+//                      -> {"withdrawn", "stale", "rejected"}
 //   insert             frames: [n x record_bytes]     -> {"inserted", ...} frames: [uint64 x n]
 //   read               {"slots": [...]}               -> {"generations", "priorities"}
 //                                                        frames: [records: n x record_bytes]
@@ -30,6 +33,7 @@ inline constexpr std::string_view kReplayService = "replay";
 
 inline constexpr std::string_view kSampleCommand = "sample";
 inline constexpr std::string_view kUpdatePrioritiesCommand = "update-priorities";
+inline constexpr std::string_view kWithdrawCommand = "withdraw";
 inline constexpr std::string_view kInsertCommand = "insert";
 inline constexpr std::string_view kReadCommand = "read";
 inline constexpr std::string_view kSnapshotCommand = "snapshot";

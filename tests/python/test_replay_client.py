@@ -208,6 +208,19 @@ class PythonReplayClientTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             client.update_priorities([1, 2], [1], [1.0])
 
+    def test_a_withdrawn_record_is_never_drawn_again_with_uniform_sampling(self):
+        _, client = self.start(16, 64, "--alpha", "0")
+        generations = client.insert(id_records(0, 10, 16))
+        counts = client.withdraw([4, 5, 99], [generations[4], generations[5] + 64, 0])
+        self.assertEqual(counts, {"withdrawn": 1, "stale": 1, "rejected": 1})
+        draws = np.concatenate([client.sample(500, beta=1.0).slots for _ in range(4)])
+        self.assertFalse(np.any(draws == 4))
+        self.assertEqual(set(draws.tolist()), set(range(10)) - {4})
+        self.assertEqual(client.read([4]).priorities[0], 0.0)
+        self.assertEqual(client.status()["withdrawn"], 1)
+        with self.assertRaises(ValueError):
+            client.withdraw([1, 2], [1])
+
     def test_a_malformed_insert_is_refused_and_stores_nothing(self):
         _, client = self.start(16, 64)
         with self.assertRaises(ReplayError) as caught:

@@ -308,6 +308,85 @@ TEST_F(ReplayStoreTest, ZeroPriorityRecordsAreNeverSampled) {
   EXPECT_NE(status.message().find("priority 0"), std::string::npos) << status.ToString();
 }
 
+// The learner withdraws a record it cannot decode; with uniform sampling (alpha 0), where no
+// priority is stored, as with prioritized sampling, it must never be drawn again until its slot is
+// overwritten, and a later loss for it must not bring it back.
+TEST_F(ReplayStoreTest, WithdrawnRecordsAreNeverDrawnWithEitherSampling) {
+  for (double alpha : {0.0, 0.6}) {
+    SCOPED_TRACE("alpha " + std::to_string(alpha));
+    std::filesystem::remove(Options(16).path);
+    auto store = MustOpen(Options(16, alpha));
+    const auto generations = Insert(*store, 0, 16);
+    std::vector<RecordKey> keys;
+    for (std::uint64_t slot = 0; slot < 8; ++slot) keys.push_back({slot, generations[slot]});
+    keys.push_back({9, generations[9] + 16});  // another generation: stale
+    keys.push_back({16, 0});                   // beyond the capacity: rejected
+    const UpdateCounts counts = store->Withdraw(keys);
+    EXPECT_EQ(counts.applied, 8u);
+    EXPECT_EQ(counts.stale, 1u);
+    EXPECT_EQ(counts.rejected, 1u);
+    EXPECT_EQ(store->Withdraw(std::span(keys).first(1)).applied, 1u);  // again: still withdrawn
+    const ReplayStats stats = store->Stats();
+    EXPECT_EQ(stats.size, 16u);
+    EXPECT_EQ(stats.withdrawn, 8u);
+    if (alpha == 0.0) {
+      EXPECT_EQ(stats.priority_sum, 8.0);
+    }
+    // Still there to read (and snapshot), with priority 0.
+    EXPECT_EQ(PriorityOf(*store, 2), 0.0);
+    EXPECT_EQ(PriorityOf(*store, 12), 1.0);
+    // A loss for a withdrawn record is stale and changes nothing.
+    const PriorityUpdate revive{2, generations[2], 5.0};
+    EXPECT_EQ(store->UpdatePriorities({&revive, 1}).stale, 1u);
+    EXPECT_EQ(PriorityOf(*store, 2), 0.0);
+
+    Rng rng(3);
+    std::vector<SampledSlot> batch(256);
+    std::vector<std::byte> records(256 * kRecordSize);
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(store->Sample(0.5, rng, batch, records).ok());
+      for (std::size_t k = 0; k < batch.size(); ++k) {
+        ASSERT_GE(batch[k].slot, 8u);
+        ASSERT_DOUBLE_EQ(batch[k].probability, 1.0 / 8);
+        ASSERT_TRUE(
+            RecordMatches(batch[k].slot, std::span(records).subspan(k * kRecordSize, kRecordSize)));
+      }
+      ASSERT_TRUE(store->Sample(0.5, rng, batch).ok());  // without the records' bytes too
+      for (const SampledSlot& draw : batch) ASSERT_GE(draw.slot, 8u);
+    }
+    for (std::uint64_t slot = 8; slot < 16; ++slot) keys.push_back({slot, generations[slot]});
+    store->Withdraw(keys);
+    EXPECT_EQ(store->Stats().withdrawn, 16u);
+    const Status none = store->Sample(0.5, rng, batch);
+    EXPECT_EQ(none.code(), StatusCode::kFailedPrecondition) << none.ToString();
+    // Overwritten slots hold new records, drawn as any other.
+    Insert(*store, 100, 4);
+    EXPECT_EQ(store->Stats().withdrawn, 12u);
+    ASSERT_TRUE(store->Sample(0.5, rng, batch).ok());
+    for (const SampledSlot& draw : batch) ASSERT_LT(draw.slot, 4u);
+  }
+}
+
+TEST_F(ReplayStoreTest, AWithdrawnRecordStaysWithdrawnAfterReopen) {
+  for (double alpha : {0.0, 0.6}) {
+    SCOPED_TRACE("alpha " + std::to_string(alpha));
+    std::filesystem::remove(Options(8).path);
+    {
+      auto store = MustOpen(Options(8, alpha));
+      const auto generations = Insert(*store, 0, 8);
+      const RecordKey key{5, generations[5]};
+      ASSERT_EQ(store->Withdraw({&key, 1}).applied, 1u);
+    }
+    auto store = MustOpen(Options(8, alpha));
+    EXPECT_EQ(store->open_report().records, 8u);
+    EXPECT_EQ(store->Stats().withdrawn, 1u);
+    EXPECT_EQ(PriorityOf(*store, 5), 0.0);
+    const auto counts = Histogram(*store, 20, 256);
+    EXPECT_EQ(counts.count(5), 0u);
+    EXPECT_EQ(counts.size(), 7u);
+  }
+}
+
 TEST_F(ReplayStoreTest, HugePrioritiesAreClampedAndCounted) {
   auto store = MustOpen(Options(4));
   const auto generations = Insert(*store, 0, 4);

@@ -320,6 +320,35 @@ TEST_F(SnapshotTest, UniformStoresRoundTripToo) {
   EXPECT_EQ(target->Stats().priority_sum, 20.0);
 }
 
+// A record the learner withdrew (it could not decode it) stays withdrawn across a snapshot: the
+// restored store keeps it, with priority 0, and never draws it.
+TEST_F(SnapshotTest, AWithdrawnRecordStaysWithdrawnThroughASnapshot) {
+  for (double alpha : {0.0, 0.6}) {
+    std::filesystem::remove(dir_.File("withdrawn.store"));
+    std::filesystem::remove(dir_.File("withdrawn2.store"));
+    auto source = Open("withdrawn.store", 8, kRecordSize, alpha);
+    std::vector<std::uint64_t> generations(8);
+    ASSERT_TRUE(source->Insert(MakeRecords(0, 8, kRecordSize), generations).ok());
+    const RecordKey key{3, generations[3]};
+    ASSERT_EQ(source->Withdraw({&key, 1}).applied, 1u);
+    const std::string path = dir_.File("withdrawn.azsnap");
+    ASSERT_TRUE(SaveSnapshot(*source, path).ok());
+    auto target = Open("withdrawn2.store", 8, kRecordSize, alpha);
+    ASSERT_TRUE(LoadSnapshot(*target, path).ok());
+    EXPECT_EQ(target->Stats().size, 8u) << "alpha " << alpha;
+    EXPECT_EQ(target->Stats().withdrawn, 1u) << "alpha " << alpha;
+    std::vector<std::byte> record(kRecordSize);
+    auto info = target->ReadRecord(3, record);
+    ASSERT_TRUE(info.ok());
+    EXPECT_EQ(info->priority, 0.0);
+    EXPECT_TRUE(RecordMatches(3, record));
+    Rng rng(5);
+    std::vector<SampledSlot> batch(512);
+    ASSERT_TRUE(target->Sample(0.5, rng, batch).ok());
+    for (const SampledSlot& draw : batch) ASSERT_NE(draw.slot, 3u) << "alpha " << alpha;
+  }
+}
+
 TEST(SnapshotFormatTest, IsPinned) {
   EXPECT_EQ(kSnapshotVersion, 2u);
   EXPECT_EQ(offsetof(SnapshotHeaderV1, record_count), 16u);

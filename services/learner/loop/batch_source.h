@@ -6,7 +6,8 @@
 //
 //   AZ_ASSIGN_OR_RETURN(SourceBatch batch, source.Sample({.batch = 256, .beta = beta}));
 //   ... train on batch.records, weighted by batch.draws[i].weight ...
-//   source.UpdatePriorities({{draw.slot, draw.generation, loss}, ...});
+//   source.UpdatePriorities({{draw.slot, draw.generation, loss}, ...});   when batch.prioritized
+//   source.Withdraw({{draw.slot, draw.generation}, ...});                  records it cannot use
 //
 // One thread uses a source.
 
@@ -39,6 +40,9 @@ struct SourceBatch {
   std::span<const replay::SampledSlot> draws;
   std::span<const std::byte> records;  // draws.size() records of record_bytes, any alignment
   std::size_t record_bytes = 0;
+  // false when the source samples uniformly (replay alpha 0): priority updates would change
+  // nothing, so the loop sends none.
+  bool prioritized = true;
 };
 
 class BatchSource {
@@ -59,6 +63,12 @@ class BatchSource {
   // and goes on).
   virtual Result<replay::UpdateCounts> UpdatePriorities(
       std::span<const replay::PriorityUpdate> updates) = 0;
+
+  // Withdraws drawn records the loop cannot use (malformed): the source never serves them again
+  // until they are overwritten, with prioritized or uniform sampling. Blocks up to the transport's
+  // deadline. The counts withdrawn (as applied), stale and rejected; an error when it got no
+  // answer (the loop counts it and goes on: the record is dropped again when drawn again).
+  virtual Result<replay::UpdateCounts> Withdraw(std::span<const replay::RecordKey> records) = 0;
 
   // For logs: what serves the batches ("the replay daemon").
   virtual std::string_view name() const = 0;

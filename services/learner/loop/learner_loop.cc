@@ -103,6 +103,7 @@ Result<StepOutcome> LearnerLoop::Step() {
     if (!batch.ok()) {
       not_ready = batch.status();
     } else {
+      prioritized_ = batch->prioritized;
       weights_.resize(batch->draws.size());
       for (std::size_t i = 0; i < weights_.size(); ++i) weights_[i] = batch->draws[i].weight;
       // An error: the source holds another game's records, nothing to train on until fixed.
@@ -126,7 +127,7 @@ Result<StepOutcome> LearnerLoop::Step() {
     if (!votes.everyone_has_a_batch) {
       ++counters_.batches_dropped;
       if (!decoded_.dropped.empty()) {
-        // Still demote the malformed records (only theirs: the valid ones were not trained on).
+        // Still withdraw the malformed records (the valid ones were not trained on).
         StepOutcome demoted;
         decoded_.samples.clear();
         SendPriorities(batch->draws, {}, demoted);
@@ -203,7 +204,7 @@ Result<StepOutcome> LearnerLoop::Step() {
     AZ_LOG(kWarning) << "batch skipped at step " << step << ": " << SkipKindName(out.skipped)
                      << " (loss " << stats.loss << ", grad norm " << stats.grad_norm << "; "
                      << skipped_in_a_row_ << " in a row)";
-    // Its losses are not priorities: only the malformed records are demoted.
+    // Its losses are not priorities: only the malformed records are withdrawn.
     SendPriorities(draws, {}, out);
     AZ_RETURN_IF_ERROR(MaybeRollback(out));
     out.next_beta = NextBeta();
@@ -303,19 +304,30 @@ void LearnerLoop::PauseAfterError() {
 
 void LearnerLoop::SendPriorities(std::span<const replay::SampledSlot> draws,
                                  std::span<const float> losses, StepOutcome& out) {
-  updates_.clear();
-  // Malformed records get the lowest priority (loss 0: epsilon^alpha), so they are rarely drawn
-  // again until self-play overwrites them.
-  for (const DroppedRecord& dropped : decoded_.dropped) {
-    updates_.push_back({draws[dropped.index].slot, draws[dropped.index].generation, 0.0});
-  }
-  if (!losses.empty()) {
-    for (std::size_t k = 0; k < decoded_.source.size(); ++k) {
-      const replay::SampledSlot& draw = draws[decoded_.source[k]];
-      updates_.push_back({draw.slot, draw.generation, static_cast<double>(losses[k])});
+  // Malformed records are withdrawn, so that they are not drawn again until self-play overwrites
+  // them (a priority, even the lowest, would not do that with uniform sampling).
+  if (!decoded_.dropped.empty()) {
+    withdrawals_.clear();
+    for (const DroppedRecord& dropped : decoded_.dropped) {
+      withdrawals_.push_back({draws[dropped.index].slot, draws[dropped.index].generation});
+    }
+    Result<replay::UpdateCounts> withdrawn = parts_.source->Withdraw(withdrawals_);
+    if (withdrawn.ok()) {
+      out.withdrawn = withdrawn->applied;
+      counters_.withdrawn += withdrawn->applied;
+    } else {
+      out.withdraw_error = withdrawn.status();
+      AZ_LOG(kWarning) << "withdrawing " << withdrawals_.size()
+                       << " malformed records failed: " << withdrawn.status().ToString();
     }
   }
-  if (updates_.empty()) return;
+  // With uniform sampling a priority changes nothing: the round trip is saved.
+  if (losses.empty() || !prioritized_) return;
+  updates_.clear();
+  for (std::size_t k = 0; k < decoded_.source.size(); ++k) {
+    const replay::SampledSlot& draw = draws[decoded_.source[k]];
+    updates_.push_back({draw.slot, draw.generation, static_cast<double>(losses[k])});
+  }
   out.priorities_sent = true;
   ++counters_.priority_updates_sent;
   Result<replay::UpdateCounts> counts = parts_.source->UpdatePriorities(updates_);

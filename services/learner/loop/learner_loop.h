@@ -6,7 +6,8 @@
 //   batch  = source.Sample(B, beta, model)        records, (slot, generation), P(i), w_i
 //   valid  = decode and validate each record      malformed ones dropped and counted
 //   L      = trainer.TrainStep(valid, w)          L = mean(w_i (L_policy,i + L_value,i))
-//   source.UpdatePriorities((slot, generation, L_i)) + (slot, generation, 0) for the malformed
+//   source.Withdraw((slot, generation)) for the malformed      never drawn again until overwritten
+//   source.UpdatePriorities((slot, generation, L_i))          unless the source samples uniformly
 //   every publish_every steps: hooks.WriteCheckpoint(kPublish), then hooks.PublishModel(); every
 //   checkpoint_every steps (when not a publish step): hooks.WriteCheckpoint(kPeriodic)
 //
@@ -16,9 +17,9 @@
 // While the source cannot serve, a step waits (the source's own timeout), logs once and then every
 // 10 s, and reports kWaiting; an error that comes back at once is followed by a pause
 // (retry_pause). A batch whose loss or gradients are not finite is skipped with no priorities sent
-// but the malformed ones; after rollback_after_skips of them in a row the loop asks its owner to
-// restore the newest checkpoint (hooks.Rollback()). A batch the trainer refuses or fails on is
-// skipped too; max_train_errors_in_a_row failures in a row end the loop.
+// (its malformed records are still withdrawn); after rollback_after_skips of them in a row the loop
+// asks its owner to restore the newest checkpoint (hooks.Rollback()). A batch the trainer refuses
+// or fails on is skipped too; max_train_errors_in_a_row failures in a row end the loop.
 //
 // Data-parallel (parts.group, docs/scaling.md): every rank runs this loop on its own source. After
 // sampling, the ranks agree (one small all-reduce) whether every rank has a batch and whether any
@@ -152,6 +153,8 @@ struct StepOutcome {
   bool priorities_sent = false;                  // an update went to the source
   replay::UpdateCounts priority_counts;          // its answer
   Status priority_error;                         // or why it got none
+  std::size_t withdrawn = 0;                     // malformed records the source withdrew
+  Status withdraw_error;                         // or why the withdrawal got no answer
   std::optional<RestoredCheckpoint> rolled_back_to;
   bool published = false;     // hooks.PublishModel() was called after this step
   bool checkpointed = false;  // hooks.WriteCheckpoint() was (at every publish, and periodic ones)
@@ -177,6 +180,7 @@ struct LearnerLoopCounters {
   std::uint64_t priorities_applied = 0;       // per record, as the source counted them
   std::uint64_t priorities_stale = 0;
   std::uint64_t priorities_rejected = 0;
+  std::uint64_t withdrawn = 0;  // malformed records the source withdrew
   std::uint64_t models_published = 0;
   std::uint64_t checkpoints_written = 0;
 };
@@ -238,6 +242,8 @@ class LearnerLoop {
   std::vector<double> weights_;
   std::vector<double> staleness_;
   std::vector<replay::PriorityUpdate> updates_;
+  std::vector<replay::RecordKey> withdrawals_;
+  bool prioritized_ = true;  // the last batch's source samples by priority
 };
 
 }  // namespace az::learner

@@ -77,6 +77,7 @@ TEST_F(ReplayDaemonTest, SamplesInProportionToPriorityThroughTheService) {
     Result<SampledBatch> batch = replay.Sample({.batch = kBatch, .beta = 1.0});
     ASSERT_TRUE(batch.ok()) << batch.status().ToString();
     ASSERT_EQ(batch->size(), static_cast<std::size_t>(kBatch));
+    ASSERT_TRUE(batch->prioritized());
     for (std::size_t i = 0; i < batch->size(); ++i) {
       const replay::SampledSlot& draw = batch->draws()[i];
       ++hits[draw.slot];
@@ -404,6 +405,75 @@ TEST_F(ReplayDaemonTest, TheRingFeedsTheBufferWithValidSamplesOnlyAndPauseHoldsI
     Result<nlohmann::json> s = replay.Status();
     return s.ok() && (*s)["size"] == 5;
   }));
+}
+
+// The learner withdraws what it cannot decode. With uniform sampling (alpha 0, Connect Four's
+// default) a priority would change nothing, so `withdraw` is what keeps such a record out of every
+// later batch; the sample reply says the daemon samples uniformly, so the learner sends no losses.
+TEST_F(ReplayDaemonTest, WithdrawnRecordsAreNeverServedAgainWithUniformSampling) {
+  std::vector<std::string> args = BytesLayout(8);
+  args.insert(args.end(), {"--alpha", "0"});
+  auto daemon = Start(args);
+  ReplayClient replay = Client(dir_.path());
+  Result<InsertResult> inserted = replay.Insert(IdRecords(0, 8, 32));
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  const std::vector<std::uint64_t>& generations = inserted->generations;
+  Result<SampledBatch> first = replay.Sample({.batch = 4, .beta = 1.0});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->prioritized());
+
+  // Binary: slot 2 withdrawn, a stale generation and a slot beyond the capacity counted.
+  std::vector<replay::RecordKey> keys = {{2, generations[2]}, {3, generations[3] + 8}, {99, 0}};
+  Result<replay::UpdateCounts> counts = replay.Withdraw(keys);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_EQ(counts->applied, 1u);
+  EXPECT_EQ(counts->stale, 1u);
+  EXPECT_EQ(counts->rejected, 1u);
+  // JSON, as a script would: slot 6.
+  Result<ipc::Reply> json =
+      replay.raw().Call("withdraw", {{"slots", {6}}, {"generations", {generations[6]}}});
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  EXPECT_EQ(json->body["withdrawn"], 1);
+  // A frame that is not whole RecordKeys, or arrays of different lengths: refused, nothing lost.
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(std::string(20, '\0'));
+  Result<ipc::Reply> ragged =
+      replay.raw().Call("withdraw", nlohmann::json::object(), std::move(frames));
+  EXPECT_EQ(ragged.status().code(), StatusCode::kInvalidArgument) << ragged.status().ToString();
+  Result<ipc::Reply> uneven =
+      replay.raw().Call("withdraw", {{"slots", {1, 2}}, {"generations", {1}}});
+  EXPECT_EQ(uneven.status().code(), StatusCode::kInvalidArgument) << uneven.status().ToString();
+
+  for (int b = 0; b < 20; ++b) {
+    Result<SampledBatch> batch = replay.Sample({.batch = 64, .beta = 1.0});
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    for (std::size_t i = 0; i < batch->size(); ++i) {
+      const replay::SampledSlot& draw = batch->draws()[i];
+      ASSERT_NE(draw.slot, 2u);
+      ASSERT_NE(draw.slot, 6u);
+      EXPECT_EQ(testing::RecordId(batch->record(i)), draw.slot);
+      EXPECT_DOUBLE_EQ(draw.probability, 1.0 / 6);
+    }
+  }
+  // Still held (a snapshot keeps them), read with priority 0; status and metrics count them.
+  Result<std::vector<ReadRecord>> read = replay.Read(std::vector<std::uint64_t>{2, 4});
+  ASSERT_TRUE(read.ok());
+  EXPECT_TRUE((*read)[0].found);
+  EXPECT_EQ((*read)[0].priority, 0.0);
+  EXPECT_EQ((*read)[1].priority, 1.0);
+  Result<nlohmann::json> status = replay.Status();
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ((*status)["size"], 8);
+  EXPECT_EQ((*status)["withdrawn"], 2);
+  EXPECT_EQ((*status)["priority_sum"], 6.0);
+  const int port = (*status)["metrics_port"];
+  std::string text;
+  EXPECT_TRUE(WaitFor([&] {
+    text = Scrape(port);
+    return text.find("az_replay_withdrawn_records 2") != std::string::npos;
+  })) << text;
+  EXPECT_THAT(daemon->LogText(), HasSubstr("withdrew 1 records"));
+  EXPECT_EQ(daemon->Terminate(), 0);
 }
 
 TEST_F(ReplayDaemonTest, ASecondDaemonOnTheSameStoreIsRefusedAndTheFirstKeepsServing) {

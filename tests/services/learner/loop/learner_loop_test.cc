@@ -1,6 +1,7 @@
 // The learner loop in process: a real (tiny) trainer on real Connect Four samples, served by a fake
 // batch source, with hooks that write real checkpoints. The loss falls on a fixed batch; every key
-// drawn gets its loss back; malformed records are dropped, demoted and never trained on; non-finite
+// drawn gets its loss back (unless the source samples uniformly); malformed records are dropped,
+// withdrawn and never trained on; non-finite
 // batches are skipped and, in a row, rolled back; a source that cannot serve is waited for; the
 // step counter, beta and the publish and checkpoint cadence follow the options.
 
@@ -9,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -219,7 +221,7 @@ TEST(LearnerLoopTest, EverySampledKeyGetsItsLossBackAsItsPriority) {
   EXPECT_EQ(rig.loop->counters().priorities_applied, 5 * 16u + 15u);
 }
 
-TEST(LearnerLoopTest, MalformedRecordsAreDroppedCountedAndDemotedNeverTrainedOn) {
+TEST(LearnerLoopTest, MalformedRecordsAreDroppedCountedAndWithdrawnNeverTrainedOn) {
   std::vector<sample::ConnectFourSample> samples = Samples(16);
   samples[3].magic = 0;  // not a sample
   samples[9].flags = 0;  // no outcome
@@ -232,30 +234,64 @@ TEST(LearnerLoopTest, MalformedRecordsAreDroppedCountedAndDemotedNeverTrainedOn)
   EXPECT_EQ(rig.loop->counters().malformed, 2u);
   EXPECT_EQ(rig.loop->counters().samples_trained, 14u);
 
-  // The malformed two go back first with loss 0 (the lowest priority), then the 14 with theirs.
+  // The malformed two are withdrawn (never drawn again until overwritten); the 14 others get their
+  // losses back as priorities.
+  ASSERT_EQ(rig.source.withdrawals.size(), 1u);
+  ASSERT_EQ(rig.source.withdrawals[0].size(), 2u);
+  EXPECT_EQ(rig.source.withdrawals[0][0].slot, 3u);
+  EXPECT_EQ(rig.source.withdrawals[0][1].slot, 9u);
+  EXPECT_EQ(rig.source.withdrawals[0][0].generation, rig.source.batches[0][3].generation);
+  EXPECT_EQ(outcome.withdrawn, 2u);
+  EXPECT_EQ(rig.loop->counters().withdrawn, 2u);
   const std::vector<replay::PriorityUpdate>& update = rig.source.updates.back();
-  ASSERT_EQ(update.size(), 16u);
-  std::map<std::uint64_t, double> loss;
-  for (const replay::PriorityUpdate& u : update) loss[u.slot] = u.loss;
-  EXPECT_EQ(loss.size(), 16u);
-  EXPECT_EQ(loss[3], 0.0);
-  EXPECT_EQ(loss[9], 0.0);
-  for (const auto& [slot, l] : loss) {
-    if (slot != 3 && slot != 9) {
-      EXPECT_GT(l, 0.0) << slot;
-    }
+  ASSERT_EQ(update.size(), 14u);
+  for (const replay::PriorityUpdate& u : update) {
+    EXPECT_NE(u.slot, 3u);
+    EXPECT_NE(u.slot, 9u);
+    EXPECT_GT(u.loss, 0.0) << u.slot;
   }
 
-  // A batch of nothing but malformed records: skipped, no step, all demoted.
+  // A batch of nothing but malformed records: skipped, no step, all withdrawn, no priorities.
   for (auto& s : samples) s.magic = 0;
   Rig bad(samples);
   const StepOutcome skipped = bad.MustStep();
   EXPECT_EQ(skipped.kind, Kind::kSkipped);
   EXPECT_EQ(skipped.skipped, SkipKind::kNoValidSamples);
   EXPECT_EQ(bad.trainer->counters().steps, 0u);
-  ASSERT_EQ(bad.source.updates.size(), 1u);
-  for (const replay::PriorityUpdate& u : bad.source.updates.back()) EXPECT_EQ(u.loss, 0.0);
+  EXPECT_TRUE(bad.source.updates.empty());
+  ASSERT_EQ(bad.source.withdrawals.size(), 1u);
+  EXPECT_EQ(bad.source.withdrawals[0].size(), 16u);
   EXPECT_EQ(bad.loop->counters().skipped_no_valid, 1u);
+}
+
+// With uniform sampling (replay alpha 0) no priority changes anything: the loop sends none, but
+// still withdraws what it could not decode, which is what keeps such a record from being drawn.
+TEST(LearnerLoopTest, AUniformSourceGetsNoPrioritiesButItsMalformedRecordsWithdrawn) {
+  std::vector<sample::ConnectFourSample> samples = Samples(16);
+  samples[5].magic = 0;
+  Rig rig(samples);
+  rig.source.SetPrioritized(false);
+  rig.source.SetFixed(false);
+  for (int i = 0; i < 4; ++i) {
+    const StepOutcome outcome = rig.MustStep();
+    ASSERT_EQ(outcome.kind, Kind::kTrained);
+    EXPECT_FALSE(outcome.priorities_sent);
+  }
+  EXPECT_TRUE(rig.source.updates.empty());
+  EXPECT_EQ(rig.loop->counters().priority_updates_sent, 0u);
+  // Slot 5 was withdrawn once, the first time it was drawn, and never drawn after that.
+  ASSERT_EQ(rig.source.withdrawals.size(), 1u);
+  EXPECT_EQ(rig.source.withdrawals[0][0].slot, 5u);
+  EXPECT_EQ(rig.loop->counters().withdrawn, 1u);
+  std::size_t draws_after = 0;
+  bool after = false;
+  for (const std::vector<replay::SampledSlot>& batch : rig.source.batches) {
+    for (const replay::SampledSlot& draw : batch) draws_after += after && draw.slot == 5 ? 1 : 0;
+    after = after || std::any_of(batch.begin(), batch.end(),
+                                 [](const replay::SampledSlot& d) { return d.slot == 5; });
+  }
+  EXPECT_EQ(draws_after, 0u);
+  EXPECT_EQ(rig.loop->counters().malformed, rig.loop->counters().withdrawn);
 }
 
 TEST(LearnerLoopTest, ANonFiniteBatchIsSkippedWithoutPrioritiesAndTrainingGoesOn) {
