@@ -77,11 +77,17 @@ zmq::message_t TakeFrame(ByteBlock block) {
       nullptr);
 }
 
-// The frame's elements, copied: a received frame may sit at any offset of ZeroMQ's receive buffer
-// (small messages are received in place), so it cannot be viewed as T[] safely.
+// The elements of a request's one frame, copied: a received frame may sit at any offset of
+// ZeroMQ's receive buffer (small messages are received in place), so it cannot be viewed as T[]
+// safely. `what` names the command and the element type in errors.
 template <typename T>
-Result<std::vector<T>> FrameElements(const zmq::message_t& frame, std::string_view what) {
+Result<std::vector<T>> OneFrameOf(const ipc::Request& request, std::string_view what) {
   static_assert(std::is_trivially_copyable_v<T>);
+  if (request.frames.size() != 1) {
+    return InvalidArgument(std::string(what) + ": one frame expected, got " +
+                           std::to_string(request.frames.size()));
+  }
+  const zmq::message_t& frame = request.frames[0];
   if (frame.size() % sizeof(T) != 0) {
     return InvalidArgument(std::string(what) + ": frame of " + std::to_string(frame.size()) +
                            " bytes is not a whole number of " + std::to_string(sizeof(T)) +
@@ -206,12 +212,8 @@ ipc::Reply ReplayApp::SampleReply(SampledBatch batch) {
 Result<ipc::Reply> ReplayApp::HandleUpdatePriorities(ipc::Request& request) {
   std::vector<replay::PriorityUpdate> updates;
   if (!request.frames.empty()) {
-    if (request.frames.size() != 1) {
-      return InvalidArgument("update-priorities takes one frame of PriorityUpdate records, got " +
-                             std::to_string(request.frames.size()) + " frames");
-    }
-    AZ_ASSIGN_OR_RETURN(updates, FrameElements<replay::PriorityUpdate>(
-                                     request.frames[0], "updates (24-byte PriorityUpdate)"));
+    AZ_ASSIGN_OR_RETURN(updates, OneFrameOf<replay::PriorityUpdate>(
+                                     request, "update-priorities (24-byte PriorityUpdate)"));
   } else {
     AZ_ASSIGN_OR_RETURN(std::vector<std::uint64_t> slots, UnsignedArray(request.args, "slots"));
     AZ_ASSIGN_OR_RETURN(std::vector<std::uint64_t> generations,
@@ -237,12 +239,8 @@ Result<ipc::Reply> ReplayApp::HandleUpdatePriorities(ipc::Request& request) {
 Result<ipc::Reply> ReplayApp::HandleWithdraw(ipc::Request& request) {
   std::vector<replay::RecordKey> keys;
   if (!request.frames.empty()) {
-    if (request.frames.size() != 1) {
-      return InvalidArgument("withdraw takes one frame of RecordKey records, got " +
-                             std::to_string(request.frames.size()) + " frames");
-    }
-    AZ_ASSIGN_OR_RETURN(
-        keys, FrameElements<replay::RecordKey>(request.frames[0], "records (16-byte RecordKey)"));
+    AZ_ASSIGN_OR_RETURN(keys,
+                        OneFrameOf<replay::RecordKey>(request, "withdraw (16-byte RecordKey)"));
   } else {
     AZ_ASSIGN_OR_RETURN(std::vector<std::uint64_t> slots, UnsignedArray(request.args, "slots"));
     AZ_ASSIGN_OR_RETURN(std::vector<std::uint64_t> generations,
