@@ -67,7 +67,7 @@ class BatchSource {
   // Withdraws drawn records the loop cannot use (malformed): the source never serves them again
   // until they are overwritten, with prioritized or uniform sampling. Blocks up to the transport's
   // deadline. The counts withdrawn (as applied), stale and rejected; an error when it got no
-  // answer (the loop counts it and goes on: the record is dropped again when drawn again).
+  // answer (the loop logs it and goes on: the record is dropped again when drawn again).
   virtual Result<replay::UpdateCounts> Withdraw(std::span<const replay::RecordKey> records) = 0;
 
   // For logs: what serves the batches ("the replay daemon").

@@ -103,7 +103,6 @@ Result<StepOutcome> LearnerLoop::Step() {
     if (!batch.ok()) {
       not_ready = batch.status();
     } else {
-      prioritized_ = batch->prioritized;
       weights_.resize(batch->draws.size());
       for (std::size_t i = 0; i < weights_.size(); ++i) weights_[i] = batch->draws[i].weight;
       // An error: the source holds another game's records, nothing to train on until fixed.
@@ -212,7 +211,10 @@ Result<StepOutcome> LearnerLoop::Step() {
   }
   skipped_in_a_row_ = 0;
   const double train_seconds = SecondsSince(train_start);
-  SendPriorities(draws, trained->loss, out);
+  // With uniform sampling a priority changes nothing: the round trip is saved.
+  SendPriorities(
+      draws, batch->prioritized ? std::span<const float>(trained->loss) : std::span<const float>(),
+      out);
 
   staleness_.clear();
   if (model) {
@@ -316,13 +318,11 @@ void LearnerLoop::SendPriorities(std::span<const replay::SampledSlot> draws,
       out.withdrawn = withdrawn->applied;
       counters_.withdrawn += withdrawn->applied;
     } else {
-      out.withdraw_error = withdrawn.status();
       AZ_LOG(kWarning) << "withdrawing " << withdrawals_.size()
                        << " malformed records failed: " << withdrawn.status().ToString();
     }
   }
-  // With uniform sampling a priority changes nothing: the round trip is saved.
-  if (losses.empty() || !prioritized_) return;
+  if (losses.empty()) return;
   updates_.clear();
   for (std::size_t k = 0; k < decoded_.source.size(); ++k) {
     const replay::SampledSlot& draw = draws[decoded_.source[k]];

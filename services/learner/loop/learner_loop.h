@@ -154,7 +154,6 @@ struct StepOutcome {
   replay::UpdateCounts priority_counts;          // its answer
   Status priority_error;                         // or why it got none
   std::size_t withdrawn = 0;                     // malformed records the source withdrew
-  Status withdraw_error;                         // or why the withdrawal got no answer
   std::optional<RestoredCheckpoint> rolled_back_to;
   bool published = false;     // hooks.PublishModel() was called after this step
   bool checkpointed = false;  // hooks.WriteCheckpoint() was (at every publish, and periodic ones)
@@ -216,6 +215,8 @@ class LearnerLoop {
       : options_(options), beta_(beta), parts_(std::move(parts)) {}
   StepOutcome Waiting(const Status& why);
   void PauseAfterError();
+  // Withdraws the batch's malformed records, then sends `losses` (none when empty) as the valid
+  // records' priorities.
   void SendPriorities(std::span<const replay::SampledSlot> draws, std::span<const float> losses,
                       StepOutcome& out);
   Status MaybeRollback(StepOutcome& out);
@@ -243,7 +244,6 @@ class LearnerLoop {
   std::vector<double> staleness_;
   std::vector<replay::PriorityUpdate> updates_;
   std::vector<replay::RecordKey> withdrawals_;
-  bool prioritized_ = true;  // the last batch's source samples by priority
 };
 
 }  // namespace az::learner
