@@ -11,7 +11,7 @@
 //   policy       7 entries, the index of a move is its column
 //   sample       connect_four_sample.h: an 80-byte DenseSample
 //   symmetries   2: the identity and the left-right mirror
-//   network      4 blocks x 32 filters, value hidden 64
+//   network      3 blocks x 32 filters, policy head 8 channels, value head 32 channels -> 64
 //   text         a position is its moves from the empty board as column digits 1-7 ("4453"), or
 //                "start"; a move is a column digit
 //   solver       connect_four_solver.h: exact win/draw/loss of any position
