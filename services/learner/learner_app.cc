@@ -1,7 +1,9 @@
 #include "services/learner/learner_app.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <fstream>
 #include <iomanip>
 #include <sstream>
 #include <thread>
@@ -521,12 +523,38 @@ void LearnerApp::RecordBenchmark(const Result<BenchmarkResult>& result) {
        << 100 * collapse_.best_share() << "% (model " << collapse_.best_model() << "), "
        << std::setprecision(2) << r.seconds << " s";
   AZ_LOG(kInfo) << line.str();
+  AppendToCurve(r);
   if (metrics_) {
     metrics_->ObserveBenchmark(r.model_version, r.share, r.nontrivial_share,
                                collapse_.best_share());
     metrics_->SetCollapse(collapse_.benchmark_falling(), collapse_.value_loss_collapsed());
   }
   if (warning) WarnCollapse("benchmark_drop", *warning);
+}
+
+void LearnerApp::AppendToCurve(const BenchmarkResult& r) {
+  const std::string path = config_.run_dir + "/" + std::string(kCurveFile);
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  const nlohmann::json entry = {{"time_unix_ms", now_ms},
+                                {"model", r.model_version},
+                                {"step", snapshot_.step},
+                                {"kept", r.kept},
+                                {"positions", r.positions},
+                                {"share", r.share},
+                                {"nontrivial_share", r.nontrivial_share},
+                                {"set", r.set}};
+  // One line a write, appended: a restarted learner goes on with the same file, and a kill
+  // mid-write leaves at most a torn last line, which scripts/learning-curve skips with a warning.
+  std::ofstream out(path, std::ios::app);
+  out << entry.dump() << '\n';
+  out.flush();
+  if (!out && !curve_write_failed_) {
+    curve_write_failed_ = true;
+    AZ_LOG(kWarning) << "cannot append to the learning curve " << path
+                     << " (the benchmark goes on in the log, status and metrics)";
+  }
 }
 
 std::optional<std::uint64_t> LearnerApp::model_version() const {

@@ -63,6 +63,11 @@ namespace az::learner {
 
 class LearnerApp : private LearnerLoopHooks {
  public:
+  // The learning curve, in the run directory: one JSON line a scored model (time_unix_ms, model,
+  // step: the learner's step when the score came in, kept, positions, share, nontrivial_share,
+  // set), appended across restarts; scripts/learning-curve summarises it (docs/learning.md).
+  static constexpr std::string_view kCurveFile = "benchmark.jsonl";
+
   // Builds the trainer, restores the newest valid checkpoint (unless there is none), binds the
   // control endpoint, the events endpoint and the metrics port; nothing trains yet. `config` must
   // have been finalised (FinalizeConfig). Errors: ALREADY_EXISTS when another learner serves this
@@ -159,6 +164,7 @@ class LearnerApp : private LearnerLoopHooks {
   void UpdateRate();
   // On the benchmark's thread: a model's score into status, metrics, the log and the watch.
   void RecordBenchmark(const Result<BenchmarkResult>& result);
+  void AppendToCurve(const BenchmarkResult& r);  // under status_mutex_
   void WarnCollapse(std::string_view reason, const std::string& warning);  // under status_mutex_
 
   LearnerConfig config_;
@@ -182,6 +188,7 @@ class LearnerApp : private LearnerLoopHooks {
   std::mutex status_mutex_;
   Snapshot snapshot_;
   CollapseWatch collapse_{{}};  // under status_mutex_
+  bool curve_write_failed_ = false;  // under status_mutex_: warned once
 
   // The loop's own.
   std::int64_t model_version_ = -1;  // newest published; -1: none yet

@@ -132,6 +132,25 @@ TEST_F(LearnerServiceTest, TrainsSendsPrioritiesCheckpointsPublishesAndResumesAt
   // Connect Four has a solver: the published models were scored against its benchmark set.
   EXPECT_THAT(learner->LogText(), HasSubstr("benchmark: model 0 keeps the solver's value in "));
   EXPECT_THAT(learner->LogText(), HasSubstr("/300 positions"));
+  // ... and each score is a line of the run's learning curve (scripts/learning-curve reads it).
+  const auto curve = [&] {
+    std::vector<nlohmann::json> lines;
+    std::ifstream in(Path("benchmark.jsonl"));
+    for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+    return lines;
+  };
+  const std::vector<nlohmann::json> first_curve = curve();
+  ASSERT_FALSE(first_curve.empty()) << learner->LogText();
+  EXPECT_EQ(first_curve[0].value("model", -1), 0);
+  for (const nlohmann::json& entry : first_curve) {
+    EXPECT_EQ(entry.value("positions", 0), 300) << entry.dump();
+    EXPECT_GT(entry.value("time_unix_ms", std::int64_t{0}), 0) << entry.dump();
+    EXPECT_GE(entry.value("share", -1.0), 0.0) << entry.dump();
+    EXPECT_LE(entry.value("share", 2.0), 1.0) << entry.dump();
+    EXPECT_TRUE(entry.contains("step") && entry.contains("kept") &&
+                entry.contains("nontrivial_share") && entry.contains("set"))
+        << entry.dump();
+  }
 
   // A restart resumes at step 20; the model versions go on from 4.
   auto again = StartLearner({"--batch", "64", "--publish-every", "5", "--checkpoint-every", "10",
@@ -145,6 +164,10 @@ TEST_F(LearnerServiceTest, TrainsSendsPrioritiesCheckpointsPublishesAndResumesAt
   EXPECT_TRUE(fs::exists(Path("checkpoints/checkpoint-0000000030.azck")));
   model = AwaitModel(subscriber, 6);
   ASSERT_TRUE(model.has_value());
+  // The restarted learner appended to the curve; the first run's lines are still there.
+  const std::vector<nlohmann::json> second_curve = curve();
+  ASSERT_GE(second_curve.size(), first_curve.size());
+  for (std::size_t i = 0; i < first_curve.size(); ++i) EXPECT_EQ(second_curve[i], first_curve[i]);
   EXPECT_EQ(model->checksum, *FileChecksum(Path("models/model-6.azw")));
   // The replay daemon heard the learner's model events.
   EXPECT_TRUE(WaitFor([&] {

@@ -1,0 +1,136 @@
+"""scripts/learning-curve: the summary of a run's learning curve (RUN_DIR/benchmark.jsonl, written
+by the learner) that docs/learning.md reports for every experiment: the marks, the report means
+over its windows, the largest fall between reports, and what it does with lines that are not
+scores."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CURVE = os.environ.get(
+    "AZ_LEARNING_CURVE_SCRIPT",
+    os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "learning-curve"))
+START_MS = 1_800_000_000_000
+
+
+def score(seconds, model, share):
+    return json.dumps({"time_unix_ms": START_MS + int(seconds * 1000), "model": model,
+                       "step": model * 50, "kept": round(share * 1500), "positions": 1500,
+                       "share": share, "nontrivial_share": share, "set": "full"})
+
+
+def run_curve(*args):
+    return subprocess.run([sys.executable, CURVE, *args], capture_output=True, text=True,
+                          check=False)
+
+
+class CurveTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.run_dir = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, lines):
+        with open(os.path.join(self.run_dir, "benchmark.jsonl"), "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+
+    def summary(self, *args):
+        result = run_curve("--json", *args, self.run_dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout), result.stderr
+
+    def test_reports_are_the_newest_score_at_each_tick(self):
+        # A model every 15 s for ten minutes, the share rising by 0.001 a model; one dip at 6:15.
+        lines = []
+        for k in range(41):
+            share = 0.5 + 0.001 * k
+            if k == 25:
+                share -= 0.02
+            lines.append(score(15 * k, k, share))
+        self.write(lines)
+        s, _ = self.summary()
+        self.assertEqual(s["models"], 41)
+        self.assertAlmostEqual(s["minutes"], 10.0)
+        # Minute 5 reads model 20, minute 10 the last (model 40); no minute 20 in a 10-minute run.
+        self.assertAlmostEqual(s["marks"]["5"], 0.520)
+        self.assertAlmostEqual(s["marks"]["10"], 0.540)
+        self.assertNotIn("20", s["marks"])
+        # Minutes 6-10: the reports at 6.0, 6.5, ..., 10.0 read models 24, 26, ..., 40 (the dip
+        # at 25 falls between reports and is not one of them).
+        window = s["windows"][0]
+        self.assertEqual((window["from"], window["to"], window["reports"]), (6, 10, 9))
+        self.assertAlmostEqual(window["mean"], 0.5 + 0.001 * sum(range(24, 41, 2)) / 9)
+        self.assertEqual(len(s["windows"]), 1)
+        # The last four minutes: models scored at 360 s or later, 24..40 with the dip at 25.
+        last = [0.5 + 0.001 * k for k in range(24, 41)]
+        last[1] -= 0.02
+        self.assertEqual(s["last_4_min_models"], 17)
+        self.assertAlmostEqual(s["last_4_min_mean"], sum(last) / len(last))
+        self.assertEqual(s["final"], {"model": 40, "share": 0.54})
+        self.assertEqual(s["best"]["model"], 40)
+        # Rising reports: no fall.
+        self.assertEqual(s["largest_fall"]["share"], 0.0)
+        self.assertEqual(s["skipped_lines"], 0)
+
+    def test_the_largest_fall_is_between_two_consecutive_reports(self):
+        shares = [0.80, 0.82, 0.85, 0.81, 0.84, 0.845]  # one a report (30 s), a fall of 4 points
+        self.write([score(30 * k, k, v) for k, v in enumerate(shares)])
+        s, _ = self.summary()
+        self.assertAlmostEqual(s["largest_fall"]["share"], 0.04)
+        self.assertAlmostEqual(s["largest_fall"]["minute"], 1.5)
+        # --report-every 60 sees models 2 and 4 only: 0.85 then 0.84.
+        s, _ = self.summary("--report-every", "60")
+        self.assertAlmostEqual(s["largest_fall"]["share"], 0.01)
+
+    def test_lines_that_are_not_scores_are_skipped_with_a_warning(self):
+        good = [score(30 * k, k, 0.8 + 0.01 * k) for k in range(5)]
+        self.write(good[:2] + [
+            '{"time_unix_ms": 1800000000000, "model": 7, "share": NaN}',
+            json.dumps({"time_unix_ms": START_MS, "model": 8, "share": 1.5}),
+            json.dumps({"model": 9, "share": 0.5}),
+            "[1, 2]",
+        ] + good[2:] + ['{"time_unix_ms": 18000'])  # a line torn by a kill
+        s, warnings = self.summary()
+        self.assertEqual(s["models"], 5)
+        self.assertEqual(s["skipped_lines"], 5)
+        self.assertEqual(s["final"]["model"], 4)
+        for line in (3, 4, 5, 6, 10):
+            self.assertIn("benchmark.jsonl line %d: " % line, warnings)
+        self.assertIn("share is missing or not in [0, 1]", warnings)
+        self.assertIn("time_unix_ms is missing", warnings)
+        self.assertIn("not JSON", warnings)
+        # The text form says how many were skipped.
+        text = run_curve(self.run_dir)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("5 models scored over 2.0 minutes (full)", text.stdout)
+        self.assertIn("5 malformed lines skipped", text.stdout)
+
+    def test_a_run_without_scores_or_a_file_is_an_error(self):
+        self.write(["not a score"])
+        result = run_curve(self.run_dir)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("has no well-formed score (1 lines skipped)", result.stderr)
+        result = run_curve(os.path.join(self.run_dir, "missing"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("cannot read", result.stderr)
+        result = run_curve("--report-every", "0", self.run_dir)
+        self.assertEqual(result.returncode, 2)
+
+    def test_text_names_the_marks_windows_and_fall(self):
+        self.write([score(30 * k, k, 0.6 + 0.005 * k) for k in range(41)])  # 20 minutes
+        text = run_curve(self.run_dir)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("at minute 1 / 2 / 5 / 10 / 20: 61.0 / 62.0 / 65.0 / 70.0 / 80.0", text.stdout)
+        self.assertIn("minutes 6-10 68.0 (9); minutes 10.5-19.5 75.0 (19)", text.stdout)
+        self.assertIn("largest fall between reports: 0.0 points", text.stdout)
+        self.assertTrue(math.isclose(self.summary()[0]["windows"][1]["mean"], 0.75))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
