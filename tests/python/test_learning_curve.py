@@ -88,6 +88,16 @@ class CurveTest(unittest.TestCase):
         s, _ = self.summary("--report-every", "60")
         self.assertAlmostEqual(s["largest_fall"]["share"], 0.01)
 
+    def test_marks_are_read_at_their_minute_whatever_the_reports_spacing(self):
+        # A model every 20 s for five minutes; reports every 45 s fall at 0:45, 1:30, 2:15, ...
+        # none on minute 1, 2 or 5, yet each mark is the newest score at that minute.
+        self.write([score(20 * k, k, 0.6 + 0.01 * k) for k in range(16)])
+        s, _ = self.summary("--report-every", "45")
+        self.assertAlmostEqual(s["marks"]["1"], 0.63)  # model 3, scored at 60 s
+        self.assertAlmostEqual(s["marks"]["2"], 0.66)  # model 6, at 120 s
+        self.assertAlmostEqual(s["marks"]["5"], 0.75)  # model 15, at 300 s: the last
+        self.assertNotIn("10", s["marks"])
+
     def test_lines_that_are_not_scores_are_skipped_with_a_warning(self):
         good = [score(30 * k, k, 0.8 + 0.01 * k) for k in range(5)]
         self.write(good[:2] + [
