@@ -382,18 +382,27 @@ Status RelayApp::FetchModel(ipc::Client& client) {
   }
   const std::string path = config_.model_dir + "/" + nn::ModelFileName(version);
   AZ_RETURN_IF_ERROR(ipc::WriteFileAtomically(path, bytes));
-  AZ_RETURN_IF_ERROR(
-      events_
-          ->Publish(ipc::kModelTopic, ipc::ModelPublishedToJson(
-                                          {.version = version, .path = path, .checksum = checksum}))
-          .status());
-  AZ_LOG(kInfo) << "model " << version << " fetched (" << bytes.size() << " bytes, " << checksum
-                << ") into " << path;
+  // The status shows the model before the event announces it, so that whoever hears the event
+  // and asks finds it; a failed announcement takes the version back, so the next poll fetches
+  // and announces it again.
   {
     std::lock_guard lock(mutex_);
     stats_.model_version = version;
     ++stats_.models_fetched;
   }
+  if (Status published =
+          events_
+              ->Publish(ipc::kModelTopic,
+                        ipc::ModelPublishedToJson(
+                            {.version = version, .path = path, .checksum = checksum}))
+              .status();
+      !published.ok()) {
+    std::lock_guard lock(mutex_);
+    stats_.model_version = have;
+    return published;
+  }
+  AZ_LOG(kInfo) << "model " << version << " fetched (" << bytes.size() << " bytes, " << checksum
+                << ") into " << path;
   nn::PruneModelFiles(config_.model_dir, config_.model_keep, /*keep_initial=*/false);
   return Status::Ok();
 }
