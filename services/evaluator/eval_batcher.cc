@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,7 +24,10 @@ template <games::GameDefinition G>
 class GameEvalBatcher final : public EvalBatcher {
  public:
   GameEvalBatcher(shm::RequestServer server, const BatchOptions& options, EvalCache<G> cache)
-      : server_(std::move(server)), options_(options), cache_(std::move(cache)) {
+      : server_(std::move(server)),
+        options_(options),
+        cache_(std::move(cache)),
+        symmetry_rng_(options.symmetry_seed) {
     const auto n = static_cast<std::size_t>(options.max_batch);
     records_.reserve(n);
     envelopes_.reserve(n);
@@ -71,9 +75,7 @@ class GameEvalBatcher final : public EvalBatcher {
       offsets_.push_back(static_cast<std::int32_t>(actions_.size()));  // closes the CSR list
       priors_.assign(actions_.size(), 0.0f);
       wdl_.assign(static_cast<std::size_t>(n) * 3, 0.0f);
-      const nn::LegalMovesView legal{offsets_, actions_};
-      report.forward_status =
-          nn::ForwardRecords<G>(network, records_, legal, priors_.data(), wdl_.data());
+      report.forward_status = Forward(network);
       report.evaluated = report.forward_status.ok() ? n : 0;
     }
     const Clock::time_point forwarded = Clock::now();
@@ -115,6 +117,30 @@ class GameEvalBatcher final : public EvalBatcher {
         static_cast<std::int64_t>(options_.stall_fraction * forward_average_ * 1e9));
     return std::clamp<std::chrono::nanoseconds>(adaptive, std::chrono::microseconds(5),
                                                 options_.stall);
+  }
+
+  // The batch through the network: the records and legal lists as asked, or each position under
+  // a board symmetry drawn at random. A legal list mapped entry by entry keeps its order, so the
+  // priors come back in the order of the request's moves either way.
+  Status Forward(nn::Network& network) {
+    if constexpr (G::kSymmetries > 1) {
+      if (options_.random_symmetry) {
+        mapped_records_.resize(records_.size());
+        mapped_actions_.resize(actions_.size());
+        for (std::size_t i = 0; i < records_.size(); ++i) {
+          const int symmetry = static_cast<int>(symmetry_rng_() % G::kSymmetries);
+          mapped_records_[i] = G::TransformRecord(records_[i], symmetry);
+          for (std::int32_t k = offsets_[i]; k < offsets_[i + 1]; ++k) {
+            const auto at = static_cast<std::size_t>(k);
+            mapped_actions_[at] = G::TransformAction(actions_[at], symmetry);
+          }
+        }
+        return nn::ForwardRecords<G>(network, mapped_records_, {offsets_, mapped_actions_},
+                                     priors_.data(), wdl_.data());
+      }
+    }
+    return nn::ForwardRecords<G>(network, records_, {offsets_, actions_}, priors_.data(),
+                                 wdl_.data());
   }
 
   // Clears the cache when the weights cannot be the ones its entries came from.
@@ -256,6 +282,10 @@ class GameEvalBatcher final : public EvalBatcher {
   std::vector<std::int32_t> actions_;
   std::vector<float> priors_;
   std::vector<float> wdl_;
+  // The batch under random symmetries (options_.random_symmetry), as the network sees it.
+  std::mt19937_64 symmetry_rng_;
+  std::vector<typename G::Record> mapped_records_;
+  std::vector<std::int32_t> mapped_actions_;
   // Cache hits of the current take, answered when it returns.
   std::vector<Hit> hits_;
   std::vector<float> hit_priors_;

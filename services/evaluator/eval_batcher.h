@@ -14,8 +14,9 @@
 //   look each valid one up in the cache (eval_cache.h; off with cache_size 0): a hit is answered
 //   from it as soon as the take that brought it returns, and counts as an arrival for the stall
 //   but not towards max_batch; the misses make the batch;
-//   encode each record straight into the batch tensor (nn::Network's encoder callback), one
-//   Forward with the legal-move lists (priors = softmax over each position's legal moves);
+//   encode each record straight into the batch tensor (nn::Network's encoder callback; under a
+//   random board symmetry with random_symmetry), one Forward with the legal-move lists (priors =
+//   softmax over each position's legal moves, in the request's order either way);
 //   answer each request with its priors, WDL and the model version, then store the answers in
 //   the cache.
 //
@@ -50,6 +51,14 @@ struct BatchOptions {
   std::chrono::milliseconds respond_timeout{50};
   // Entries of the cache of answers: 0 (off) or a power of two from 2 to kMaxCacheSize.
   std::uint64_t cache_size = std::uint64_t{1} << 18;
+  // Ask the network about each position under one of the game's board symmetries drawn at random
+  // (Connect Four: itself or its mirror; tic-tac-toe: the square's 8 maps; chess has none) and
+  // map its priors back: AlphaGo Zero's way to keep one orientation's quirks of the network out of
+  // a search. The cache still keys the answer by the request's own record. A game with
+  // kSymmetries > 1 provides G::TransformRecord and G::TransformAction for it (Connect Four and
+  // tic-tac-toe do).
+  bool random_symmetry = false;
+  std::uint64_t symmetry_seed = 1;  // of the draws
 };
 
 struct BatchReport {

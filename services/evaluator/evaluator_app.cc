@@ -88,6 +88,8 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
   batch.first_wait = FromMicros<std::chrono::milliseconds>(c.first_wait_ms * 1000);
   batch.respond_timeout = FromMicros<std::chrono::milliseconds>(c.respond_timeout_ms * 1000);
   batch.cache_size = c.cache_size;
+  batch.random_symmetry = c.random_symmetry;
+  batch.symmetry_seed = c.seed + 1;
   AZ_ASSIGN_OR_RETURN(app->batcher_, CreateEvalBatcher(c.game_kind, std::move(channel), batch));
   const EvalCacheStats cache = app->batcher_->CacheStats();
   if (cache.capacity > 0) {
@@ -97,6 +99,10 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
                   << " MiB), cleared on every model change";
   } else {
     AZ_LOG(kInfo) << "cache of answers: off (--cache-size 0)";
+  }
+  if (c.random_symmetry) {
+    AZ_LOG(kInfo) << "random symmetry: each position is evaluated under one of the game's board "
+                     "symmetries, drawn at random, and its priors mapped back";
   }
 
   // Metrics.

@@ -69,6 +69,10 @@ void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& c) {
                  "model changes)")
       ->check(CLI::Range(std::uint64_t{0}, kMaxCacheSize))
       ->capture_default_str();
+  app.add_option("--random-symmetry", c.random_symmetry,
+                 "evaluate each position under one of the game's board symmetries drawn at random "
+                 "and map the priors back (Connect Four: the mirror; chess has none)")
+      ->capture_default_str();
 
   app.add_option("--max-workers", c.max_workers,
                  "worker ids of the eval channel (when created here)")
@@ -130,6 +134,7 @@ nlohmann::json ConfigToJson(const EvaluatorConfig& c) {
           {"first_wait_ms", c.first_wait_ms},
           {"respond_timeout_ms", c.respond_timeout_ms},
           {"cache_size", c.cache_size},
+          {"random_symmetry", c.random_symmetry},
           {"max_workers", c.max_workers},
           {"request_capacity", c.request_capacity},
           {"response_capacity", c.response_capacity},

@@ -44,6 +44,8 @@ struct EvaluatorConfig : service::ServiceOptions {
 
   // The cache of answers (docs/evaluator.md, "The cache"): entries, 0 (off) or a power of two.
   std::uint64_t cache_size = std::uint64_t{1} << 18;
+  // Each position evaluated under a board symmetry drawn at random (eval_batcher.h).
+  bool random_symmetry = false;
 
   // The channel (used when this evaluator creates it; an existing one keeps its own).
   std::uint32_t max_workers = 16;
