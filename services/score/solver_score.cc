@@ -290,6 +290,10 @@ Result<ScoreReport> Score(const ScoreOptions& options) {
     }
     for (Position<G>& p : positions) p.band = G::Ply(p.state) / width;
   }
+  for (const char* value : {"win", "draw", "loss"}) {
+    report.values.emplace_back();
+    report.values.back().value = value;
+  }
   const auto count = [](Tally& tally, bool kept, bool trivial) {
     ++tally.positions;
     tally.kept += kept;
@@ -302,8 +306,10 @@ Result<ScoreReport> Score(const ScoreOptions& options) {
     count(report, kept, trivial);
     count(report.bands[static_cast<std::size_t>(p.band)], kept, trivial);
     if (stored) count(report.sources[static_cast<std::size_t>(p.source)], kept, trivial);
+    count(report.values[static_cast<std::size_t>(1 - p.best)], kept, trivial);  // +1, 0, -1
   }
   std::erase_if(report.sources, [](const SourceScore& s) { return s.positions == 0; });
+  std::erase_if(report.values, [](const ValueScore& v) { return v.positions == 0; });
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
@@ -387,6 +393,11 @@ std::string FormatReport(const ScoreReport& report) {
                   TallyText(source).c_str());
     text += line;
   }
+  for (const ValueScore& value : report.values) {
+    std::snprintf(line, sizeof line, "  value %-6s %s\n", value.value.c_str(),
+                  TallyText(value).c_str());
+    text += line;
+  }
   return text;
 }
 
@@ -404,6 +415,12 @@ std::string ReportJson(const ScoreReport& report) {
     entry["source"] = source.source;
     sources.push_back(entry);
   }
+  nlohmann::json values = nlohmann::json::array();
+  for (const ValueScore& value : report.values) {
+    nlohmann::json entry = TallyJson(value);
+    entry["value"] = value.value;
+    values.push_back(entry);
+  }
   nlohmann::json json = TallyJson(report);
   json["game"] = report.game;
   json["model"] = report.model;
@@ -413,6 +430,7 @@ std::string ReportJson(const ScoreReport& report) {
   json["seconds"] = report.seconds;
   json["bands"] = bands;
   json["sources"] = sources;
+  json["values"] = values;
   return json.dump();
 }
 

@@ -67,6 +67,13 @@ struct SourceScore : Tally {
   std::string source;  // "random", "strong", "mixed"
 };
 
+// The positions whose solver value for the side to move is one outcome: a model that keeps a win
+// and one that keeps a draw are different skills (in a lost position every move keeps the value,
+// so those are all trivial).
+struct ValueScore : Tally {
+  std::string value;  // "win", "draw", "loss"
+};
+
 struct ScoreReport : Tally {
   std::string game;
   std::string model;
@@ -77,6 +84,7 @@ struct ScoreReport : Tally {
   std::string set;
   std::vector<BandScore> bands;
   std::vector<SourceScore> sources;  // stored sets only, the sources present
+  std::vector<ValueScore> values;    // the values present, in the order win, draw, loss
   double seconds = 0;
 };
 
@@ -87,11 +95,11 @@ struct ScoreReport : Tally {
 Result<ScoreReport> ScoreModel(const ScoreOptions& options);
 
 // "score <game> positions N kept K (S%) trivial T non-trivial U% in X s [set]", then a line per
-// band and one per source.
+// band, one per source and one per value.
 std::string FormatReport(const ScoreReport& report);
 // The same as one JSON object: game, model, simulations, as_player, set, positions, kept, share,
 // trivial, nontrivial_share, seconds, bands (min_ply, max_ply and the tally: positions, kept,
-// trivial, share, nontrivial_share), sources (source and the tally).
+// trivial, share, nontrivial_share), sources (source and the tally), values (value and the tally).
 std::string ReportJson(const ScoreReport& report);
 
 }  // namespace az::score

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -58,6 +59,17 @@ TEST(ScoreTest, TicTacToeScoresEveryReachablePosition) {
   int banded = 0;
   for (const BandScore& band : first->bands) banded += band.positions;
   EXPECT_EQ(banded, first->positions);
+  // Split by the solver's value for the side to move: every lost position is trivial (each move
+  // loses), so a value-keeping share means something only for wins and draws.
+  ASSERT_EQ(first->values.size(), 3u);
+  EXPECT_EQ(first->values[0].value, "win");
+  EXPECT_EQ(first->values[1].value, "draw");
+  EXPECT_EQ(first->values[2].value, "loss");
+  EXPECT_EQ(first->values[2].trivial, first->values[2].positions);
+  EXPECT_EQ(first->values[2].kept, first->values[2].positions);
+  int valued = 0;
+  for (const ValueScore& value : first->values) valued += value.positions;
+  EXPECT_EQ(valued, first->positions);
   EXPECT_GT(first->kept, first->trivial);
   EXPECT_LT(first->kept, first->positions);  // the first legal move is often a mistake
   // A uniform search with enough playouts finds the wins and blocks the threats.
@@ -272,6 +284,7 @@ TEST(ScoreTest, UniformModelOnATinySetPlaysTheFirstLegalMove) {
   int kept = 0;
   int band_kept[2] = {};
   int source_kept[kSources] = {};
+  std::map<std::string, std::pair<int, int>> by_value;  // value: positions, kept
   for (const StoredPosition& p : set->positions) {
     const int best = *std::max_element(p.values.begin(), p.values.end());
     const int first =
@@ -279,6 +292,9 @@ TEST(ScoreTest, UniformModelOnATinySetPlaysTheFirstLegalMove) {
     kept += first == best;
     band_kept[p.band] += first == best;
     source_kept[p.source] += first == best;
+    auto& [value_positions, value_kept] = by_value[best == 1 ? "win" : best == 0 ? "draw" : "loss"];
+    ++value_positions;
+    value_kept += first == best;
   }
   Result<ScoreReport> report = ScoreModel({.game = "connect4", .positions_file = path});
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -298,6 +314,13 @@ TEST(ScoreTest, UniformModelOnATinySetPlaysTheFirstLegalMove) {
     EXPECT_EQ(report->sources[s].positions, 4);
     EXPECT_EQ(report->sources[s].kept, source_kept[s]);
   }
+  // One entry per value the set holds, win before draw.
+  ASSERT_EQ(report->values.size(), by_value.size());
+  for (const ValueScore& value : report->values) {
+    EXPECT_EQ(value.positions, by_value[value.value].first) << value.value;
+    EXPECT_EQ(value.kept, by_value[value.value].second) << value.value;
+  }
+  EXPECT_EQ(report->values.front().value, "win");
   // Search finds more of the value-keeping moves than the first legal move does.
   Result<ScoreReport> searched =
       ScoreModel({.game = "connect4", .simulations = 400, .positions_file = path});
@@ -415,6 +438,13 @@ TEST(ScoreTest, BinaryGeneratesAndScoresASetAsJson) {
   EXPECT_EQ(json["sources"][1]["source"], "strong");
   EXPECT_EQ(json["sources"][2]["source"], "mixed");
   for (const auto& source : json["sources"]) EXPECT_EQ(source["positions"], 3);
+  int valued = 0;
+  for (const auto& value : json["values"]) {
+    EXPECT_TRUE(value["value"] == "win" || value["value"] == "draw") << value;
+    EXPECT_TRUE(value.contains("nontrivial_share")) << value;
+    valued += value["positions"].get<int>();
+  }
+  EXPECT_EQ(valued, 9);
 
   // The text form names the set; a malformed set is exit 2 naming its line.
   auto [report, report_code] = RunCommand(bin + " --game connect4 --positions-file " + path);
