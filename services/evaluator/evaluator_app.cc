@@ -89,6 +89,7 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
   batch.respond_timeout = FromMicros<std::chrono::milliseconds>(c.respond_timeout_ms * 1000);
   batch.cache_size = c.cache_size;
   batch.random_symmetry = c.random_symmetry;
+  // Not c.seed itself: that seeds the network's initial weights, and the two streams stay apart.
   batch.symmetry_seed = c.seed + 1;
   AZ_ASSIGN_OR_RETURN(app->batcher_, CreateEvalBatcher(c.game_kind, std::move(channel), batch));
   const EvalCacheStats cache = app->batcher_->CacheStats();

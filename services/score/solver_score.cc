@@ -290,9 +290,9 @@ Result<ScoreReport> Score(const ScoreOptions& options) {
     }
     for (Position<G>& p : positions) p.band = G::Ply(p.state) / width;
   }
-  for (const char* value : {"win", "draw", "loss"}) {
+  for (std::string_view value : kValueNames) {
     report.values.emplace_back();
-    report.values.back().value = value;
+    report.values.back().value = std::string(value);
   }
   const auto count = [](Tally& tally, bool kept, bool trivial) {
     ++tally.positions;
@@ -306,7 +306,7 @@ Result<ScoreReport> Score(const ScoreOptions& options) {
     count(report, kept, trivial);
     count(report.bands[static_cast<std::size_t>(p.band)], kept, trivial);
     if (stored) count(report.sources[static_cast<std::size_t>(p.source)], kept, trivial);
-    count(report.values[static_cast<std::size_t>(1 - p.best)], kept, trivial);  // +1, 0, -1
+    count(report.values[static_cast<std::size_t>(1 - p.best)], kept, trivial);  // kValueNames
   }
   std::erase_if(report.sources, [](const SourceScore& s) { return s.positions == 0; });
   std::erase_if(report.values, [](const ValueScore& v) { return v.positions == 0; });

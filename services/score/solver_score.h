@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/status.h"
@@ -71,8 +72,12 @@ struct SourceScore : Tally {
 // and one that keeps a draw are different skills (in a lost position every move keeps the value,
 // so those are all trivial).
 struct ValueScore : Tally {
-  std::string value;  // "win", "draw", "loss"
+  std::string value;  // one of kValueNames
 };
+
+// The names of the solver values for the side to move, indexed by 1 - value (+1 win, 0 draw,
+// -1 loss): the order of ScoreReport::values and of its text lines.
+inline constexpr std::string_view kValueNames[] = {"win", "draw", "loss"};
 
 struct ScoreReport : Tally {
   std::string game;

@@ -292,7 +292,7 @@ TEST(ScoreTest, UniformModelOnATinySetPlaysTheFirstLegalMove) {
     kept += first == best;
     band_kept[p.band] += first == best;
     source_kept[p.source] += first == best;
-    auto& [value_positions, value_kept] = by_value[best == 1 ? "win" : best == 0 ? "draw" : "loss"];
+    auto& [value_positions, value_kept] = by_value[std::string(kValueNames[1 - best])];
     ++value_positions;
     value_kept += first == best;
   }
