@@ -61,6 +61,19 @@ void PrintStatus(const ipc::Reply& reply) {
                   100 * m.value("nontrivial_share", 0.0), 100 * m.value("best_share", 0.0),
                   Text(m, "best_model_version").c_str());
     std::cout << line;
+    // By the positions' solver value: "            win 92.1% of 1254, draw 71.5% of 246".
+    if (m.contains("values") && m["values"].is_array() && !m["values"].empty()) {
+      std::cout << "           ";
+      const char* separator = " ";
+      for (const nlohmann::json& v : m["values"]) {
+        std::snprintf(line, sizeof line, "%s%s %.1f%% of %s", separator,
+                      Text(v, "value").c_str(), 100 * v.value("share", 0.0),
+                      Text(v, "positions").c_str());
+        std::cout << line;
+        separator = ", ";
+      }
+      std::cout << "\n";
+    }
   }
   if (b.value("collapse_suspected", false)) {
     std::cout << "WARNING:    " << Text(b, "collapse_warning") << "\n";

@@ -20,6 +20,16 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// A benchmark's split by solver value, as `status` and the learning curve's lines carry it.
+nlohmann::json ValuesJson(const std::vector<BenchmarkValueShare>& values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const BenchmarkValueShare& v : values) {
+    out.push_back(
+        {{"value", v.value}, {"positions", v.positions}, {"kept", v.kept}, {"share", v.share}});
+  }
+  return out;
+}
+
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000)));
 }
@@ -327,6 +337,7 @@ nlohmann::json LearnerApp::StatusJson() {
                                              {"kept", s.benchmark.kept},
                                              {"share", s.benchmark.share},
                                              {"nontrivial_share", s.benchmark.nontrivial_share},
+                                             {"values", ValuesJson(s.benchmark.values)},
                                              {"best_share", collapse_best.first},
                                              {"best_model_version", collapse_best.second}}},
           {"collapse_suspected", collapse_suspected},
@@ -519,14 +530,16 @@ void LearnerApp::RecordBenchmark(const Result<BenchmarkResult>& result) {
   std::ostringstream line;
   line << std::fixed << std::setprecision(1) << "benchmark: model " << r.model_version
        << " keeps the solver's value in " << r.kept << "/" << r.positions << " positions ("
-       << 100 * r.share << "%, non-trivial " << 100 * r.nontrivial_share << "%), best "
-       << 100 * collapse_.best_share() << "% (model " << collapse_.best_model() << "), "
-       << std::setprecision(2) << r.seconds << " s";
+       << 100 * r.share << "%, non-trivial " << 100 * r.nontrivial_share << "%";
+  for (const BenchmarkValueShare& v : r.values) line << "; " << v.value << " " << 100 * v.share << "%";
+  line << "), best " << 100 * collapse_.best_share() << "% (model " << collapse_.best_model()
+       << "), " << std::setprecision(2) << r.seconds << " s";
   AZ_LOG(kInfo) << line.str();
   AppendToCurve(r);
   if (metrics_) {
     metrics_->ObserveBenchmark(r.model_version, r.share, r.nontrivial_share,
                                collapse_.best_share());
+    for (const BenchmarkValueShare& v : r.values) metrics_->ObserveBenchmarkValue(v.value, v.share);
     metrics_->SetCollapse(collapse_.benchmark_falling(), collapse_.value_loss_collapsed());
   }
   if (warning) WarnCollapse("benchmark_drop", *warning);
@@ -544,7 +557,8 @@ void LearnerApp::AppendToCurve(const BenchmarkResult& r) {
                                 {"positions", r.positions},
                                 {"share", r.share},
                                 {"nontrivial_share", r.nontrivial_share},
-                                {"set", r.set}};
+                                {"set", r.set},
+                                {"values", ValuesJson(r.values)}};
   // One line a write, appended: a restarted learner goes on with the same file, and a kill
   // mid-write leaves at most a torn last line, which scripts/learning-curve skips with a warning.
   std::ofstream out(path, std::ios::app);

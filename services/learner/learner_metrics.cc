@@ -98,6 +98,12 @@ struct LearnerMetrics::Families {
         benchmark_all(benchmark_family.Add({{"positions", "all"}})),
         benchmark_nontrivial(benchmark_family.Add({{"positions", "nontrivial"}})),
         benchmark_best(benchmark_family.Add({{"positions", "best"}})),
+        benchmark_value_family(
+            prometheus::BuildGauge()
+                .Name("az_learner_benchmark_value_share")
+                .Help("The newest scored model's benchmark share over the positions of one solver "
+                      "value for the side to move (win, draw, loss)")
+                .Register(r)),
         benchmark_model(MakeGauge(r, "az_learner_benchmark_model_version",
                                   "Model version of the newest solver benchmark")),
         benchmark_failures(MakeCounter(r, "az_learner_benchmark_failures_total",
@@ -156,6 +162,7 @@ struct LearnerMetrics::Families {
   Gauge& benchmark_all;
   Gauge& benchmark_nontrivial;
   Gauge& benchmark_best;
+  prometheus::Family<Gauge>& benchmark_value_family;
   Gauge& benchmark_model;
   Counter& benchmark_failures;
   prometheus::Family<Gauge>& collapse_family;
@@ -238,6 +245,10 @@ void LearnerMetrics::ObserveBenchmark(std::uint64_t model_version, double share,
   m_->benchmark_nontrivial.Set(nontrivial_share);
   m_->benchmark_best.Set(best_share);
   m_->benchmark_model.Set(static_cast<double>(model_version));
+}
+
+void LearnerMetrics::ObserveBenchmarkValue(std::string_view value, double share) {
+  m_->benchmark_value_family.Add({{"value", std::string(value)}}).Set(share);
 }
 
 void LearnerMetrics::CountBenchmarkFailure() { m_->benchmark_failures.Increment(); }

@@ -40,6 +40,8 @@ class LearnerMetrics {
   // A published model's solver benchmark (solver_benchmark.h), and the run's best so far.
   void ObserveBenchmark(std::uint64_t model_version, double share, double nontrivial_share,
                         double best_share);
+  // The same model's share by the positions' solver value ("win", "draw", "loss").
+  void ObserveBenchmarkValue(std::string_view value, double share);
   void CountBenchmarkFailure();
   // The collapse watch's signs, and a warning raised (reason: benchmark_drop or value_loss).
   void SetCollapse(bool benchmark_falling, bool value_loss_collapsed);

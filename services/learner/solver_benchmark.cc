@@ -99,6 +99,10 @@ void SolverBenchmark::Work() {
                                .nontrivial_share = report->nontrivial_share(),
                                .seconds = report->seconds,
                                .set = report->set};
+      for (const score::ValueScore& v : report->values) {
+        result->values.push_back(
+            {.value = v.value, .positions = v.positions, .kept = v.kept, .share = v.share()});
+      }
     }
     callback_(result);
     lock.lock();

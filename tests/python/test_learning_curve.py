@@ -72,7 +72,7 @@ class CurveTest(unittest.TestCase):
         last[1] -= 0.02
         self.assertEqual(s["last_4_min_models"], 17)
         self.assertAlmostEqual(s["last_4_min_mean"], sum(last) / len(last))
-        self.assertEqual(s["final"], {"model": 40, "share": 0.54})
+        self.assertEqual(s["final"], {"model": 40, "share": 0.54, "values": {}})
         self.assertEqual(s["best"]["model"], 40)
         # Rising reports: no fall.
         self.assertEqual(s["largest_fall"]["share"], 0.0)
@@ -140,6 +140,36 @@ class CurveTest(unittest.TestCase):
         self.assertIn("minutes 6-10 68.0 (9); minutes 10.5-19.5 75.0 (19)", text.stdout)
         self.assertIn("largest fall between reports: 0.0 points", text.stdout)
         self.assertTrue(math.isclose(self.summary()[0]["windows"][1]["mean"], 0.75))
+
+    def test_scores_split_by_solver_value_get_their_own_means(self):
+        # Wins kept at 0.9 throughout, draws rising from 0.6 by 0.01 a model (a model every 30 s);
+        # the first two lines come from a learner before the split and have no "values".
+        lines = [score(30 * k, k, 0.8) for k in range(2)]
+        for k in range(2, 21):
+            entry = json.loads(score(30 * k, k, 0.8))
+            entry["values"] = [{"value": "win", "positions": 1254, "kept": 1129, "share": 0.9},
+                               {"value": "draw", "positions": 246, "kept": 0,
+                                "share": 0.6 + 0.01 * k}]
+            lines.append(json.dumps(entry))
+        self.write(lines)
+        s, stderr = self.summary()
+        self.assertEqual(stderr, "")
+        window = s["windows"][0]  # minutes 6-10: the reports read models 12 to 20
+        self.assertAlmostEqual(window["values"]["win"], 0.9)
+        self.assertAlmostEqual(window["values"]["draw"], 0.76)
+        self.assertEqual(s["final"]["values"], {"win": 0.9, "draw": 0.8})
+        text = run_curve(self.run_dir)
+        self.assertIn("by solver value: minutes 6-10 win 90.0, draw 76.0; final win 90.0, draw 80.0",
+                      text.stdout)
+
+    def test_a_malformed_split_leaves_the_line_and_drops_the_split(self):
+        entry = json.loads(score(0, 0, 0.7))
+        entry["values"] = [{"value": "draw", "share": 1.5}]
+        self.write([json.dumps(entry), score(30, 1, 0.8)])
+        s, stderr = self.summary()
+        self.assertEqual(stderr, "")
+        self.assertEqual(s["models"], 2)
+        self.assertEqual(s["final"]["values"], {})
 
 
 if __name__ == "__main__":

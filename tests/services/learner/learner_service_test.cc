@@ -150,7 +150,18 @@ TEST_F(LearnerServiceTest, TrainsSendsPrioritiesCheckpointsPublishesAndResumesAt
     EXPECT_TRUE(entry.contains("step") && entry.contains("kept") &&
                 entry.contains("nontrivial_share") && entry.contains("set"))
         << entry.dump();
+    // Split by the positions' solver value: the parts add up to the whole.
+    ASSERT_TRUE(entry.contains("values") && entry["values"].is_array()) << entry.dump();
+    int positions = 0, kept = 0;
+    for (const nlohmann::json& v : entry["values"]) {
+      positions += v.value("positions", 0);
+      kept += v.value("kept", 0);
+    }
+    EXPECT_EQ(positions, 300) << entry.dump();
+    EXPECT_EQ(kept, entry.value("kept", -1)) << entry.dump();
   }
+  EXPECT_EQ(first_curve[0]["values"][0].value("value", ""), "win");
+  EXPECT_THAT(learner->LogText(), HasSubstr("; win "));
 
   // A restart resumes at step 20; the model versions go on from 4.
   auto again = StartLearner({"--batch", "64", "--publish-every", "5", "--checkpoint-every", "10",
@@ -222,10 +233,14 @@ TEST_F(LearnerServiceTest, MalformedRecordsAreDroppedCountedAndDemotedWhileTrain
   const nlohmann::json benchmark = learner->Status()["benchmark"];
   EXPECT_EQ(benchmark.value("model_version", -1), 0);
   EXPECT_EQ(benchmark.value("positions", 0), 300);
+  ASSERT_TRUE(benchmark.contains("values") && !benchmark["values"].empty()) << benchmark.dump();
+  EXPECT_EQ(benchmark["values"][0].value("value", ""), "win");
   EXPECT_FALSE(learner->Status().value("collapse_suspected", true));
   const std::string scored = testing::Scrape(info->metrics_port);
   EXPECT_THAT(scored, HasSubstr("az_learner_benchmark_share{positions=\"all\"}"));
   EXPECT_THAT(scored, HasSubstr("az_learner_benchmark_model_version 0"));
+  EXPECT_THAT(scored, HasSubstr("az_learner_benchmark_value_share{value=\"win\"}"));
+  EXPECT_THAT(scored, HasSubstr("az_learner_benchmark_value_share{value=\"draw\"}"));
   EXPECT_THAT(scored, HasSubstr("az_learner_collapse_suspected{reason=\"value_loss\"} 0"));
 
   // azctl lays out the learner's status and writes a checkpoint on request.
@@ -235,6 +250,8 @@ TEST_F(LearnerServiceTest, MalformedRecordsAreDroppedCountedAndDemotedWhileTrain
   EXPECT_THAT(ReadFile(out), HasSubstr("network:    connect4 3x32"));
   EXPECT_THAT(ReadFile(out), HasSubstr("samples:    "));
   EXPECT_THAT(ReadFile(out), HasSubstr("benchmark:  model 0 keeps the solver's value in "));
+  EXPECT_THAT(ReadFile(out), HasSubstr(" win "));
+  EXPECT_THAT(ReadFile(out), HasSubstr("% of "));
   ChildProcess checkpoint({AZCTL_BINARY, "--run-dir", dir_.path(), "learner", "checkpoint"}, out,
                           out);
   EXPECT_EQ(checkpoint.Wait(), 0) << ReadFile(out);
