@@ -531,7 +531,9 @@ void LearnerApp::RecordBenchmark(const Result<BenchmarkResult>& result) {
   line << std::fixed << std::setprecision(1) << "benchmark: model " << r.model_version
        << " keeps the solver's value in " << r.kept << "/" << r.positions << " positions ("
        << 100 * r.share << "%, non-trivial " << 100 * r.nontrivial_share << "%";
-  for (const BenchmarkValueShare& v : r.values) line << "; " << v.value << " " << 100 * v.share << "%";
+  for (const BenchmarkValueShare& v : r.values) {
+    line << "; " << v.value << " " << 100 * v.share << "%";
+  }
   line << "), best " << 100 * collapse_.best_share() << "% (model " << collapse_.best_model()
        << "), " << std::setprecision(2) << r.seconds << " s";
   AZ_LOG(kInfo) << line.str();
