@@ -21,11 +21,11 @@ double SecondsSince(Clock::time_point start) {
 }
 
 // A benchmark's split by solver value, as `status` and the learning curve's lines carry it.
-nlohmann::json ValuesJson(const std::vector<BenchmarkValueShare>& values) {
+nlohmann::json ValuesJson(const std::vector<score::ValueScore>& values) {
   nlohmann::json out = nlohmann::json::array();
-  for (const BenchmarkValueShare& v : values) {
+  for (const score::ValueScore& v : values) {
     out.push_back(
-        {{"value", v.value}, {"positions", v.positions}, {"kept", v.kept}, {"share", v.share}});
+        {{"value", v.value}, {"positions", v.positions}, {"kept", v.kept}, {"share", v.share()}});
   }
   return out;
 }
@@ -531,8 +531,8 @@ void LearnerApp::RecordBenchmark(const Result<BenchmarkResult>& result) {
   line << std::fixed << std::setprecision(1) << "benchmark: model " << r.model_version
        << " keeps the solver's value in " << r.kept << "/" << r.positions << " positions ("
        << 100 * r.share << "%, non-trivial " << 100 * r.nontrivial_share << "%";
-  for (const BenchmarkValueShare& v : r.values) {
-    line << "; " << v.value << " " << 100 * v.share << "%";
+  for (const score::ValueScore& v : r.values) {
+    line << "; " << v.value << " " << 100 * v.share() << "%";
   }
   line << "), best " << 100 * collapse_.best_share() << "% (model " << collapse_.best_model()
        << "), " << std::setprecision(2) << r.seconds << " s";
@@ -541,7 +541,7 @@ void LearnerApp::RecordBenchmark(const Result<BenchmarkResult>& result) {
   if (metrics_) {
     metrics_->ObserveBenchmark(r.model_version, r.share, r.nontrivial_share,
                                collapse_.best_share());
-    for (const BenchmarkValueShare& v : r.values) metrics_->ObserveBenchmarkValue(v.value, v.share);
+    for (const score::ValueScore& v : r.values) metrics_->ObserveBenchmarkValue(v.value, v.share());
     metrics_->SetCollapse(collapse_.benchmark_falling(), collapse_.value_loss_collapsed());
   }
   if (warning) WarnCollapse("benchmark_drop", *warning);

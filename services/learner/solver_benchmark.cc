@@ -98,11 +98,8 @@ void SolverBenchmark::Work() {
                                .share = report->share(),
                                .nontrivial_share = report->nontrivial_share(),
                                .seconds = report->seconds,
-                               .set = report->set};
-      for (const score::ValueScore& v : report->values) {
-        result->values.push_back(
-            {.value = v.value, .positions = v.positions, .kept = v.kept, .share = v.share()});
-      }
+                               .set = report->set,
+                               .values = report->values};
     }
     callback_(result);
     lock.lock();

@@ -22,18 +22,9 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "services/score/solver_score.h"
 
 namespace az::learner {
-
-// The positions of one solver value for the side to move (score::kValueNames: "win", "draw",
-// "loss"): keeping a win and keeping a draw are different skills, and a young network learns the
-// draws last (docs/learning.md, "Where the misses are").
-struct BenchmarkValueShare {
-  std::string value;
-  int positions = 0;
-  int kept = 0;
-  double share = 0;  // kept / positions
-};
 
 struct BenchmarkResult {
   std::uint64_t model_version = 0;
@@ -44,8 +35,10 @@ struct BenchmarkResult {
   double nontrivial_share = 0;  // (kept - trivial) / (positions - trivial)
   double seconds = 0;
   std::string set;  // which positions (a stored set's path, "reachable")
-  // By solver value, in kValueNames order; only the values the set has.
-  std::vector<BenchmarkValueShare> values;
+  // By the positions' solver value for the side to move, as the scorer splits them (kValueNames
+  // order, only the values the set has): keeping a win and keeping a draw are different skills,
+  // and a young network learns the draws last (docs/learning.md, "Where the misses are").
+  std::vector<score::ValueScore> values;
 };
 
 // Scores submitted models one at a time on its own thread. When models come faster than they are
