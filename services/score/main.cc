@@ -1,4 +1,5 @@
 // az-score --game tictactoe|connect4 --model PATH|uniform|onestep [--simulations N] [--json]
+//          [--root-selection puct|gumbel --gumbel-c-scale C] [--one-ply-value]
 //          [--positions-file FILE | --set small|full | --positions N ...]
 // az-score --game connect4 --generate FILE --positions N [--bands A-B,...] [--strong-from P]
 // [--seed S] Scores a model against the game's exact solver: the share of positions where its move
@@ -68,6 +69,19 @@ int main(int argc, char** argv) {
   app.add_option("--simulations", options.simulations, "0: the raw policy; N: MCTS, N playouts")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
+  std::string root_selection = "puct";
+  app.add_option("--root-selection", root_selection,
+                 "with --simulations: puct, or gumbel (self-play's sequential halving, no noise)")
+      ->check(CLI::IsMember({"puct", "gumbel"}))
+      ->capture_default_str();
+  app.add_option("--gumbel-c-scale", options.gumbel_c_scale,
+                 "gumbel: sigma's scale (scripts/run's Connect Four self-play: 1.0)")
+      ->check(CLI::Range(1e-6, 1e6))
+      ->capture_default_str();
+  app.add_flag("--one-ply-value", options.one_ply_value,
+               "instead of the policy, the move after which the network's value is best for the "
+               "mover (no search; a move that ends the game is valued exactly): which head "
+               "chooses better");
   app.add_option("--threads", options.threads,
                  "LibTorch threads; with --generate, groups of positions (a band from one source) "
                  "made at once")
@@ -128,6 +142,7 @@ int main(int argc, char** argv) {
                           (generate.include_trivial ? " --include-trivial" : "");
     return Generate(generate, generate_path, command);
   }
+  options.gumbel = root_selection == "gumbel";
   az::Result<az::score::ScoreReport> report = az::score::ScoreModel(options);
   if (!report.ok()) {
     std::cerr << "az-score: " << report.status().ToString() << "\n";

@@ -121,6 +121,79 @@ int OneStepChoice(const Position<G>& p) {
   return 0;
 }
 
+// The network's priors over each state's `moves` (in that order) and its W - L for the side to
+// move, batch by batch.
+template <games::Solvable G>
+Status EvaluateStates(nn::NetworkEvaluator<G>& network, std::span<const typename G::State> states,
+                      std::span<const std::vector<typename G::Move>> moves,
+                      std::vector<std::vector<float>>& priors, std::vector<float>& values) {
+  priors.assign(states.size(), {});
+  values.assign(states.size(), 0.0f);
+  constexpr std::size_t kBatch = 256;
+  for (std::size_t begin = 0; begin < states.size(); begin += kBatch) {
+    const std::size_t end = std::min(states.size(), begin + kBatch);
+    std::vector<typename G::Record> records(end - begin);
+    std::vector<std::vector<std::uint16_t>> indices(end - begin);
+    std::vector<std::array<float, 3>> wdl(end - begin);
+    std::vector<mcts::Leaf<G>> leaves;
+    std::vector<mcts::LeafEval> evals;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t k = i - begin;
+      records[k] = G::ToRecord(states[i]);
+      for (const auto& move : moves[i]) {
+        indices[k].push_back(static_cast<std::uint16_t>(G::PolicyIndex(states[i], move)));
+      }
+      priors[i].resize(moves[i].size());
+      leaves.push_back({&records[k], moves[i], indices[k]});
+      evals.push_back({priors[i], std::span<float, 3>(wdl[k])});
+    }
+    AZ_RETURN_IF_ERROR(network.Evaluate(leaves, evals));
+    for (std::size_t k = 0; k < leaves.size(); ++k) values[begin + k] = wdl[k][0] - wdl[k][2];
+  }
+  return Status::Ok();
+}
+
+// ScoreOptions::one_ply_value: for each position, the move after which the network values the
+// position worst for the opponent; a move that ends the game is valued exactly (+1, 0).
+template <games::Solvable G>
+Result<std::vector<int>> OnePlyValueChoices(nn::NetworkEvaluator<G>& network,
+                                            const std::vector<Position<G>>& positions) {
+  std::vector<std::vector<double>> move_values(positions.size());
+  std::vector<typename G::State> children;
+  std::vector<std::vector<typename G::Move>> child_moves;
+  std::vector<std::pair<std::size_t, std::size_t>> owners;  // (position, move) of each child
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    const Position<G>& p = positions[i];
+    move_values[i].assign(p.moves.size(), 0.0);
+    for (std::size_t m = 0; m < p.moves.size(); ++m) {
+      typename G::State child = p.state;
+      G::Apply(child, p.moves[m]);
+      typename G::Move moves[G::kMaxMoves];
+      const int count = G::LegalMoves(child, moves);
+      const games::GameOutcome outcome = G::Outcome(child, count);
+      if (games::IsTerminal(outcome)) {  // the child's side to move has lost, or a draw
+        move_values[i][m] = -games::OutcomeValue(outcome);
+        continue;
+      }
+      children.push_back(child);
+      child_moves.emplace_back(moves, moves + count);
+      owners.emplace_back(i, m);
+    }
+  }
+  std::vector<std::vector<float>> priors;
+  std::vector<float> values;
+  AZ_RETURN_IF_ERROR(EvaluateStates<G>(network, children, child_moves, priors, values));
+  for (std::size_t c = 0; c < owners.size(); ++c) {
+    move_values[owners[c].first][owners[c].second] = -values[c];
+  }
+  std::vector<int> choices(positions.size(), 0);
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    choices[i] = static_cast<int>(std::max_element(move_values[i].begin(), move_values[i].end()) -
+                                  move_values[i].begin());
+  }
+  return choices;
+}
+
 // The index (into position.moves) of the move the model plays in each position.
 template <games::Solvable G>
 Result<std::vector<int>> Choices(const ScoreOptions& options, nn::NetworkEvaluator<G>* network,
@@ -130,33 +203,23 @@ Result<std::vector<int>> Choices(const ScoreOptions& options, nn::NetworkEvaluat
     for (std::size_t i = 0; i < positions.size(); ++i) choices[i] = OneStepChoice<G>(positions[i]);
     return choices;
   }
+  if (options.one_ply_value && network != nullptr) {
+    return OnePlyValueChoices<G>(*network, positions);
+  }
   if (options.simulations == 0) {
     if (network == nullptr) return choices;  // uniform: the first legal move
-    constexpr std::size_t kBatch = 256;
-    for (std::size_t begin = 0; begin < positions.size(); begin += kBatch) {
-      const std::size_t end = std::min(positions.size(), begin + kBatch);
-      std::vector<typename G::Record> records(end - begin);
-      std::vector<std::vector<std::uint16_t>> indices(end - begin);
-      std::vector<std::vector<float>> priors(end - begin);
-      std::vector<std::array<float, 3>> wdl(end - begin);
-      std::vector<mcts::Leaf<G>> leaves;
-      std::vector<mcts::LeafEval> evals;
-      for (std::size_t i = begin; i < end; ++i) {
-        const Position<G>& p = positions[i];
-        const std::size_t k = i - begin;
-        records[k] = G::ToRecord(p.state);
-        for (const auto& move : p.moves) {
-          indices[k].push_back(static_cast<std::uint16_t>(G::PolicyIndex(p.state, move)));
-        }
-        priors[k].resize(p.moves.size());
-        leaves.push_back({&records[k], p.moves, indices[k]});
-        evals.push_back({priors[k], std::span<float, 3>(wdl[k])});
-      }
-      AZ_RETURN_IF_ERROR(network->Evaluate(leaves, evals));
-      for (std::size_t k = 0; k < leaves.size(); ++k) {
-        choices[begin + k] = static_cast<int>(std::max_element(priors[k].begin(), priors[k].end()) -
-                                              priors[k].begin());
-      }
+    std::vector<typename G::State> states;
+    std::vector<std::vector<typename G::Move>> moves;
+    for (const Position<G>& p : positions) {
+      states.push_back(p.state);
+      moves.push_back(p.moves);
+    }
+    std::vector<std::vector<float>> priors;
+    std::vector<float> values;
+    AZ_RETURN_IF_ERROR(EvaluateStates<G>(*network, states, moves, priors, values));
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      choices[i] = static_cast<int>(std::max_element(priors[i].begin(), priors[i].end()) -
+                                    priors[i].begin());
     }
     return choices;
   }
@@ -165,6 +228,11 @@ Result<std::vector<int>> Choices(const ScoreOptions& options, nn::NetworkEvaluat
   search_options.reuse_tree = false;
   search_options.virtual_loss = mcts::VirtualLoss::kLoss;
   search_options.max_batch = 8;
+  if (options.gumbel) {  // as self-play searches: one playout in flight, the halving exact
+    search_options.root_selection = mcts::RootSelection::kGumbel;
+    search_options.gumbel_c_scale = options.gumbel_c_scale;
+    search_options.max_batch = 1;
+  }
   search_options.fpu_base = network != nullptr ? 1.0f : 0.0f;
   search_options.max_nodes = static_cast<std::uint32_t>(
       std::min<std::uint64_t>((options.simulations + 2ull) * G::kMaxMoves + 1024, 1u << 24));
@@ -237,6 +305,9 @@ Result<ScoreReport> Score(const ScoreOptions& options) {
   report.game = std::string(G::kName);
   report.model = options.model;
   report.simulations = options.simulations;
+  report.one_ply_value = options.one_ply_value;
+  report.gumbel = options.gumbel;
+  if (options.gumbel) report.gumbel_c_scale = options.gumbel_c_scale;
   report.as_player = options.as_player;
   constexpr bool kEnumerable = requires { requires G::kEnumerable; };
 
@@ -335,6 +406,15 @@ Result<ScoreReport> ScoreModel(const ScoreOptions& options) {
   if (options.model == "onestep" && options.simulations > 0) {
     return InvalidArgument("the onestep baseline plays without search: --simulations 0");
   }
+  if (options.gumbel && (options.simulations == 0 || !(options.gumbel_c_scale > 0.0f))) {
+    return InvalidArgument("a Gumbel root needs --simulations N and a positive --gumbel-c-scale");
+  }
+  if (options.one_ply_value &&
+      (options.simulations > 0 || options.model == "uniform" || options.model == "onestep")) {
+    return InvalidArgument(
+        "--one-ply-value reads a network's value without search: a weights "
+        "file and --simulations 0");
+  }
   return games::VisitGame(game->id, [&]<games::GameDefinition G>() -> Result<ScoreReport> {
     if constexpr (games::Solvable<G>) {
       return Score<G>(options);
@@ -374,9 +454,10 @@ nlohmann::json TallyJson(const Tally& tally) {
 std::string FormatReport(const ScoreReport& report) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "score %s%s positions %d kept %d (%s) trivial %d non-trivial %s in %.1f s%s\n",
-                report.game.c_str(), report.as_player ? " as-player" : "", report.positions,
-                report.kept, Percent(report.share()).c_str(), report.trivial,
+                "score %s%s%s positions %d kept %d (%s) trivial %d non-trivial %s in %.1f s%s\n",
+                report.game.c_str(), report.as_player ? " as-player" : "",
+                report.one_ply_value ? " one-ply-value" : "", report.positions, report.kept,
+                Percent(report.share()).c_str(), report.trivial,
                 Percent(report.nontrivial_share()).c_str(), report.seconds,
                 report.set.find('/') == std::string::npos
                     ? ""
@@ -425,6 +506,9 @@ std::string ReportJson(const ScoreReport& report) {
   json["game"] = report.game;
   json["model"] = report.model;
   json["simulations"] = report.simulations;
+  json["one_ply_value"] = report.one_ply_value;
+  json["root_selection"] = report.gumbel ? "gumbel" : "puct";
+  if (report.gumbel) json["gumbel_c_scale"] = report.gumbel_c_scale;
   json["as_player"] = report.as_player;
   json["set"] = report.set;
   json["seconds"] = report.seconds;

@@ -25,7 +25,17 @@ struct ScoreOptions {
   // cannot win at once, else the first legal move).
   std::string model = "uniform";
   int simulations = 0;  // 0: the raw policy's most probable move; N: MCTS, N playouts
-  int threads = 1;      // LibTorch intra-op threads; 0: the process's setting is left alone
+  // Instead of the policy, the network's value one ply ahead (no search; simulations 0, a weights
+  // file): the move after which the network values the position worst for the opponent, a move
+  // that ends the game valued exactly. Beside the raw policy's share it tells which of the two
+  // heads chooses better (docs/learning.md, "Which head misses").
+  bool one_ply_value = false;
+  // With simulations > 0: the root's rule, as self-play's (`--root-selection`): PUCT, or Gumbel
+  // AlphaZero's sequential halving without its noise (the move self-play's search would train
+  // toward), with sigma's scale `gumbel_c_scale` (scripts/run's Connect Four preset: 1.0).
+  bool gumbel = false;
+  float gumbel_c_scale = 0.1f;
+  int threads = 1;  // LibTorch intra-op threads; 0: the process's setting is left alone
   // Which positions. A stored set (position_set.h): `positions_file`, or the shipped set named
   // `set` (ShippedSetPath: "small", "full"). Else, with `positions` > 0, that many positions from
   // seeded random play at plies [min_ply, max_ply], solved now (slow for Connect Four: ~80 s for
@@ -83,6 +93,9 @@ struct ScoreReport : Tally {
   std::string game;
   std::string model;
   int simulations = 0;
+  bool one_ply_value = false;
+  bool gumbel = false;
+  float gumbel_c_scale = 0.0f;  // with gumbel
   bool as_player = false;
   // Where the positions came from: a stored set's path, "reachable" (every reachable position),
   // "as-player", or "random N" (solved at run time).
@@ -99,10 +112,12 @@ struct ScoreReport : Tally {
 // DATA_LOSS, FAILED_PRECONDITION when it is not a network of that game); the network's errors.
 Result<ScoreReport> ScoreModel(const ScoreOptions& options);
 
-// "score <game> positions N kept K (S%) trivial T non-trivial U% in X s [set]", then a line per
-// band, one per source and one per value.
+// "score <game> positions N kept K (S%) trivial T non-trivial U% in X s [set]" ("score <game>
+// one-ply-value positions ..." for ScoreOptions::one_ply_value), then a line per band, one per
+// source and one per value.
 std::string FormatReport(const ScoreReport& report);
-// The same as one JSON object: game, model, simulations, as_player, set, positions, kept, share,
+// The same as one JSON object: game, model, simulations, one_ply_value, root_selection ("puct",
+// "gumbel"), gumbel_c_scale (with gumbel), as_player, set, positions, kept, share,
 // trivial, nontrivial_share, seconds, bands (min_ply, max_ply and the tally: positions, kept,
 // trivial, share, nontrivial_share), sources (source and the tally), values (value and the tally).
 std::string ReportJson(const ScoreReport& report);

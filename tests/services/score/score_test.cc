@@ -1,13 +1,16 @@
 // az-score: every reachable tic-tac-toe position is scored, random Connect Four positions by band,
-// search scores above the first legal move, networks of the game load, the rest is refused; the
-// stored position sets (position_set.h): the shipped ones load and agree with the solver, the
-// generator is deterministic, malformed files are refused by line, and scoring a set needs no
-// solver; scripts/connect4-tactics splits az-score's count by kind of position and agrees with it.
+// search (PUCT or Gumbel) scores above the first legal move, networks of the game load, the rest is
+// refused; the stored position sets (position_set.h): the shipped ones load and agree with the
+// solver, the generator is deterministic, malformed files are refused by line, and scoring a set
+// needs no solver; --one-ply-value takes every win in one; scripts/connect4-tactics splits
+// az-score's count by kind of position and agrees with it.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -76,6 +79,19 @@ TEST(ScoreTest, TicTacToeScoresEveryReachablePosition) {
   Result<ScoreReport> searched = ScoreModel({.game = "tictactoe", .simulations = 400});
   ASSERT_TRUE(searched.ok());
   EXPECT_GT(searched->share(), first->share() + 0.1);
+  // So does self-play's Gumbel root, without its noise; it needs playouts and a positive scale.
+  Result<ScoreReport> gumbel =
+      ScoreModel({.game = "tictactoe", .simulations = 64, .gumbel = true, .gumbel_c_scale = 1.0f});
+  ASSERT_TRUE(gumbel.ok()) << gumbel.status().ToString();
+  EXPECT_TRUE(gumbel->gumbel);
+  EXPECT_GT(gumbel->share(), first->share() + 0.1);
+  EXPECT_EQ(
+      ScoreModel({.game = "tictactoe", .gumbel = true, .gumbel_c_scale = 1.0f}).status().code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(ScoreModel({.game = "tictactoe", .simulations = 8, .gumbel = true, .gumbel_c_scale = 0})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(ScoreTest, ConnectFourScoresRandomPositionsInTheirPlies) {
@@ -343,6 +359,92 @@ TEST(ScoreTest, UniformModelOnATinySetPlaysTheFirstLegalMove) {
   EXPECT_EQ(ScoreModel({.game = "connect4", .set = "nonexistent"}).status().code(),
             StatusCode::kNotFound);
   std::filesystem::remove(path);
+}
+
+// --one-ply-value values every move's resulting position with the network, and a move that ends
+// the game exactly: so a win in one is taken whatever an untrained network believes.
+TEST(ScoreTest, OnePlyValueTakesEveryWinInOneWithAnUntrainedNetwork) {
+  // Positions from seeded random play at plies 14-24 where the side to move can win at once, with
+  // the solver's value of every column.
+  games::ConnectFourSolver solver(18);
+  std::string text =
+      "az-score-positions 1 game=connect4 positions=24 seed=1 strong-from=8 trivial=excluded "
+      "bands=14-24\n";
+  std::uint64_t seed = 7;
+  int found = 0;
+  while (found < 24) {
+    games::ConnectFourPosition position;
+    std::string moves;
+    const int plies = 14 + static_cast<int>((seed >> 40) % 11);
+    for (int tries = 0; position.moves_played() < plies && tries < 1000; ++tries) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      const int column = static_cast<int>((seed >> 33) % 7);
+      if (!position.CanPlay(column) || position.IsWinningMove(column)) continue;
+      position.Play(column);
+      moves += static_cast<char>('1' + column);
+    }
+    if (position.moves_played() < plies) continue;
+    bool wins = false;
+    for (int c = 0; c < 7; ++c) wins = wins || (position.CanPlay(c) && position.IsWinningMove(c));
+    const std::array<int, 7> values = solver.MoveValues(position);
+    const bool trivial = *std::min_element(values.begin(), values.end(), [](int a, int b) {
+      return (a == games::ConnectFourSolver::kIllegal ? 2 : a) <
+             (b == games::ConnectFourSolver::kIllegal ? 2 : b);
+    }) == 1;
+    if (!wins || trivial) continue;
+    text += moves + " band=14-24 source=random values=";
+    for (int c = 0; c < 7; ++c) {
+      if (c > 0) text += ",";
+      text += values[c] == games::ConnectFourSolver::kIllegal ? "x" : std::to_string(values[c]);
+    }
+    text += "\n";
+    ++found;
+  }
+  const std::string set_path = TempPath("wins_in_one");
+  std::ofstream(set_path) << text;
+
+  const games::GameInfo* info = *games::FindGame("connect4");
+  nn::RuntimeOptions runtime;
+  runtime.device = nn::DeviceChoice::kCpu;
+  runtime.input_layout = nn::ToInputLayout(info->input.layout);
+  auto network = nn::Network::Create({nn::DefaultNetConfig(*info), runtime});
+  ASSERT_TRUE(network.ok());
+  const std::string model = TempPath("c4_model");
+  ASSERT_TRUE((*network)->SaveWeights(model, 1).ok());
+
+  Result<ScoreReport> value = ScoreModel(
+      {.game = "connect4", .model = model, .one_ply_value = true, .positions_file = set_path});
+  ASSERT_TRUE(value.ok()) << value.status().ToString();
+  EXPECT_EQ(value->positions, 24);
+  EXPECT_EQ(value->kept, 24);
+  EXPECT_TRUE(value->one_ply_value);
+  Result<ScoreReport> raw =
+      ScoreModel({.game = "connect4", .model = model, .positions_file = set_path});
+  ASSERT_TRUE(raw.ok());
+  EXPECT_FALSE(raw->one_ply_value);
+
+  // It needs a network and no search.
+  for (const ScoreOptions& bad :
+       {ScoreOptions{.game = "connect4", .model = model, .simulations = 8, .one_ply_value = true},
+        ScoreOptions{.game = "connect4", .model = "uniform", .one_ply_value = true},
+        ScoreOptions{.game = "connect4", .model = "onestep", .one_ply_value = true}}) {
+    EXPECT_EQ(ScoreModel(bad).status().code(), StatusCode::kInvalidArgument);
+  }
+
+  // The binary says which chooser it scored, in text and in JSON.
+  const std::string binary = std::string(AZ_BINARY_DIR) + "/bin/az-score --game connect4 --model " +
+                             model + " --positions-file " + set_path + " --one-ply-value";
+  const auto [line, code] = RunCommand(binary);
+  EXPECT_EQ(code, 0) << line;
+  EXPECT_EQ(line.rfind("score connect4 one-ply-value positions 24 kept 24 (100.0%)", 0), 0u)
+      << line;
+  const auto [json_text, json_code] = RunCommand(binary + " --json");
+  ASSERT_EQ(json_code, 0) << json_text;
+  const nlohmann::json json = nlohmann::json::parse(json_text);
+  EXPECT_EQ(json["one_ply_value"], true);
+  EXPECT_EQ(json["kept"], 24);
+  std::filesystem::remove(set_path);
+  std::filesystem::remove(model);
 }
 
 TEST(ScoreTest, MalformedSetsAreRefusedNamingTheLine) {
