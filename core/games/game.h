@@ -121,6 +121,11 @@ struct NetShape {
   int policy_channels = 2;
   int value_channels = 1;
   int value_hidden = 256;
+  // The policy head's form. -1: dense, a linear layer from every cell's policy features to every
+  // action. k >= 0, for games whose actions are the board's columns (policy size = board width):
+  // a logit per cell, and a column's logit is the one at the cell that input plane k marks in that
+  // column (Connect Four: the cell its stone lands in), so a move is judged where it is played.
+  int policy_cell_plane = -1;
 };
 
 // Self-play defaults, used when a flag is left at its "game default" value (docs/selfplay.md).

@@ -26,6 +26,7 @@ inline NetConfig MakeNetConfig(const games::InputShape& input, int policy_size,
   config.policy_channels = shape.policy_channels;
   config.value_channels = shape.value_channels;
   config.value_hidden = shape.value_hidden;
+  config.policy_cell_plane = shape.policy_cell_plane;
   return config;
 }
 

@@ -39,14 +39,24 @@ Status NetConfig::Validate() const {
   AZ_RETURN_IF_ERROR(CheckRange("policy_channels", policy_channels, 1, 256));
   AZ_RETURN_IF_ERROR(CheckRange("value_channels", value_channels, 1, 256));
   AZ_RETURN_IF_ERROR(CheckRange("value_hidden", value_hidden, 1, 8192));
+  if (policy_cell_plane != -1) {
+    AZ_RETURN_IF_ERROR(CheckRange("policy_cell_plane", policy_cell_plane, 0, input_planes - 1));
+    if (policy_size != board_width) {
+      return InvalidArgument("network config: a policy read at plane " +
+                             std::to_string(policy_cell_plane) + " needs one action per column (" +
+                             "policy_size " + std::to_string(policy_size) + ", board_width " +
+                             std::to_string(board_width) + ")");
+    }
+  }
   return Status::Ok();
 }
 
 std::string NetConfig::ToString() const {
   std::ostringstream out;
   out << blocks << "x" << filters << ", " << input_planes << " planes " << board_height << "x"
-      << board_width << ", policy " << policy_size << " (" << policy_channels << " ch), value "
-      << value_channels << " ch -> " << value_hidden << " -> 3";
+      << board_width << ", policy " << policy_size << " (" << policy_channels << " ch";
+  if (policy_cell_plane >= 0) out << ", read at plane " << policy_cell_plane;
+  out << "), value " << value_channels << " ch -> " << value_hidden << " -> 3";
   return out.str();
 }
 

@@ -5,8 +5,10 @@
 //
 // The network (docs/nn.md): an input block (3x3 conv, BN, ReLU), `blocks` residual blocks of
 // `filters` channels, a policy head (1x1 conv to `policy_channels`, BN, ReLU, linear to
-// `policy_size`) and a WDL value head (1x1 conv to `value_channels`, BN, ReLU, linear to
-// `value_hidden`, ReLU, linear to 3: win, draw, loss from the side to move's view).
+// `policy_size`; or, with `policy_cell_plane` >= 0, a linear map of each cell's channels to one
+// logit, a column's logit being the one at the cell input plane `policy_cell_plane` marks in it)
+// and a WDL value head (1x1 conv to `value_channels`, BN, ReLU, linear to `value_hidden`, ReLU,
+// linear to 3: win, draw, loss from the side to move's view).
 
 #include <cstdint>
 #include <string>
@@ -25,6 +27,11 @@ struct NetConfig {
   std::int32_t policy_channels = 2;
   std::int32_t value_channels = 1;
   std::int32_t value_hidden = 256;
+  // -1: the dense policy head. k in [0, input_planes): actions are columns (policy_size must be
+  // board_width) and each column's logit is read at the cell(s) input plane k holds 1 in that
+  // column (games::NetShape::policy_cell_plane). A column where the plane is all 0 gets logit 0
+  // before the legal-move mask.
+  std::int32_t policy_cell_plane = -1;
 
   // Chess, small enough to train and evaluate on two CPU cores: the game's kNet
   // (core/games/chess/chess.h), which the member defaults above also spell out.
@@ -38,7 +45,8 @@ struct NetConfig {
   // ranges are generous but catch a swapped or garbage value).
   Status Validate() const;
 
-  // "6x64, 122 planes 8x8, policy 4672 (2 ch), value 1 ch -> 256 -> 3".
+  // "6x64, 122 planes 8x8, policy 4672 (2 ch), value 1 ch -> 256 -> 3"; a cell-read policy is
+  // "policy 7 (8 ch, read at plane 3)".
   std::string ToString() const;
 
   std::int64_t InputFloatsPerPosition() const {

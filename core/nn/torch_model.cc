@@ -37,8 +37,12 @@ AzNetImpl::AzNetImpl(const NetConfig& config) : config_(config) {
   tower_ = register_module("tower", torch::nn::ModuleList());
   for (int i = 0; i < config.blocks; ++i) tower_->push_back(ResidualBlock(config.filters));
   policy_conv_ = register_module("policy_conv", ConvBn(config.filters, config.policy_channels, 1));
+  // A cell-read head (NetConfig::policy_cell_plane) maps each cell's channels to one logit; the
+  // dense head maps every cell's channels to every action.
   policy_fc_ = register_module(
-      "policy_fc", torch::nn::Linear(config.policy_channels * squares, config.policy_size));
+      "policy_fc", config.policy_cell_plane >= 0
+                       ? torch::nn::Linear(config.policy_channels, 1)
+                       : torch::nn::Linear(config.policy_channels * squares, config.policy_size));
   value_conv_ = register_module("value_conv", ConvBn(config.filters, config.value_channels, 1));
   value_fc1_ = register_module(
       "value_fc1", torch::nn::Linear(config.value_channels * squares, config.value_hidden));
@@ -53,10 +57,15 @@ std::pair<torch::Tensor, torch::Tensor> AzNetImpl::Logits(const torch::Tensor& x
   for (const auto& block : *tower_) h = block->as<ResidualBlockImpl>()->forward(h);
   // flatten() follows the logical NCHW order whatever the memory format, so the linear layers see
   // the same feature order for channels-last and contiguous tensors (and in the weights file).
-  torch::Tensor p = torch::relu(policy_conv_(h)).flatten(1);
   torch::Tensor v = torch::relu(value_conv_(h)).flatten(1);
   v = torch::relu(value_fc1_(v));
-  return {policy_fc_(p), value_fc2_(v)};
+  torch::Tensor p = torch::relu(policy_conv_(h));
+  if (config_.policy_cell_plane >= 0) {
+    // [n, H, W] logits, one per cell; a column's is the sum over the cells the plane marks in it.
+    const torch::Tensor cells = policy_fc_(p.permute({0, 2, 3, 1})).squeeze(-1);
+    return {(cells * x.select(1, config_.policy_cell_plane)).sum(1), value_fc2_(v)};
+  }
+  return {policy_fc_(p.flatten(1)), value_fc2_(v)};
 }
 
 NetOutput AzNetImpl::forward(const torch::Tensor& x, const torch::Tensor& legal_mask) {

@@ -62,6 +62,12 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
                      service::GameKindNetField(&games::NetShape::policy_channels) + ")")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
+  app.add_option("--policy-head", c.policy_head,
+                 "default (the preset's), dense (a linear layer from every cell to every action) "
+                 "or cells (a column's logit read at the cell its stone lands in; Connect Four's "
+                 "preset)")
+      ->check(CLI::IsMember({"default", "dense", "cells"}))
+      ->capture_default_str();
   app.add_option("--value-channels", c.value_channels,
                  "channels of the value head's 1x1 convolution (0: the preset's: " +
                      service::GameKindNetField(&games::NetShape::value_channels) + ")")
@@ -276,6 +282,17 @@ Status FinalizeConfig(LearnerConfig& c) {
                            " takes default (" + c.net_config.ToString() + ") or BLOCKSxFILTERS");
   }
   if (c.policy_channels > 0) c.net_config.policy_channels = c.policy_channels;
+  if (c.policy_head == "dense") {
+    c.net_config.policy_cell_plane = -1;
+  } else if (c.policy_head == "cells") {
+    if (c.game_kind != games::ConnectFour::kId) {
+      return InvalidArgument(
+          "--policy-head cells is for games whose moves are columns "
+          "(connect4), not " +
+          std::string(game->name));
+    }
+    c.net_config.policy_cell_plane = games::kConnectFourLandingPlane;
+  }
   if (c.value_channels > 0) c.net_config.value_channels = c.value_channels;
   if (c.value_hidden > 0) c.net_config.value_hidden = c.value_hidden;
   if (!(c.lr > 0)) return InvalidArgument("--lr must be positive");
@@ -311,6 +328,7 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"game", c.game},
           {"net", c.net},
           {"policy_channels", c.policy_channels},
+          {"policy_head", c.policy_head},
           {"value_channels", c.value_channels},
           {"value_hidden", c.value_hidden},
           {"net_shape", c.net_config.ToString()},

@@ -38,6 +38,10 @@ struct LearnerConfig : service::ServiceOptions {
   // The network.
   std::string net = "default";  // default (the game's preset), small or full (chess only)
   int policy_channels = 0;      // the policy head's 1x1 conv channels; 0: the preset's
+  // default (the preset's), dense (a linear layer to every action) or cells (each column's logit
+  // read at the cell the game's landing plane marks; Connect Four's preset): NetConfig's
+  // policy_cell_plane.
+  std::string policy_head = "default";
   int value_channels = 0;       // the value head's 1x1 conv channels; 0: the preset's
   int value_hidden = 0;         // the value head's hidden units; 0: the preset's
   std::string device = "auto";  // auto, cpu or cuda

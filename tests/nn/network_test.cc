@@ -109,6 +109,42 @@ TEST(NetworkTest, ChannelsLastAndContiguousGiveTheSameOutputs) {
   EXPECT_TRUE(torch::allclose(nchw.wdl_logits, nhwc.wdl_logits, 1e-4, 1e-5));
 }
 
+// Connect Four's cell-read policy head: a column's logit is the per-cell logit at the cell the
+// landing plane marks, so a column with no marked cell (a full one) has logit exactly 0; the head
+// has one weight per policy channel where the dense one has a weight per cell and action; and the
+// dense head is still there when asked for.
+TEST(NetworkTest, CellPolicyReadsEachColumnAtItsMarkedCell) {
+  NetConfig c = NetConfig::ConnectFour();
+  ASSERT_EQ(c.policy_cell_plane, 3);
+  torch::manual_seed(5);
+  AzNet net(c);
+  net->eval();
+  torch::NoGradGuard no_grad;
+  torch::Tensor x = RandomInput(c, 4).round();
+  x.select(1, c.policy_cell_plane).zero_();
+  for (int n = 0; n < 4; ++n) {
+    for (int column = 0; column < 6; ++column) {  // column 6 is full: no landing cell
+      x[n][c.policy_cell_plane][(n + column) % c.board_height][column] = 1.0f;
+    }
+  }
+  const torch::Tensor logits = net->Logits(x).first;
+  ASSERT_EQ(logits.sizes(), (std::vector<std::int64_t>{4, 7}));
+  EXPECT_TRUE((logits.select(1, 6) == 0).all().item<bool>());
+  EXPECT_TRUE((logits.slice(1, 0, 6) != 0).all().item<bool>());
+  const auto policy_fc_size = [](AzNet& model) {
+    for (const auto& p : model->named_parameters()) {
+      if (p.key() == "policy_fc.weight") return p.value().numel();
+    }
+    return std::int64_t{0};
+  };
+  EXPECT_EQ(policy_fc_size(net), c.policy_channels);
+  NetConfig dense = c;
+  dense.policy_cell_plane = -1;
+  AzNet dense_net(dense);
+  EXPECT_EQ(policy_fc_size(dense_net), std::int64_t{c.policy_channels} * 42 * 7);
+  EXPECT_EQ(dense_net->Logits(x).first.sizes(), logits.sizes());
+}
+
 // The facade: a caller's NHWC buffer, the encoder callback, and a planar (NCHW) buffer of the same
 // positions all give the same results; priors cover exactly the legal moves.
 TEST(NetworkFacadeTest, InputPathsAgreeAndPriorsCoverLegalMoves) {

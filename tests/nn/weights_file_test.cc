@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <span>
 
+#include "core/nn/checksum.h"
 #include "core/nn/file_io.h"
 #include "tests/nn/test_util.h"
 
@@ -77,7 +79,7 @@ TEST(WeightsFileTest, TruncatedHeaderIsRefused) {
   Overwrite(path, Slurp(path).substr(0, 50));
   const Status status = ReadWeightsFile(path).status();
   EXPECT_EQ(status.code(), StatusCode::kDataLoss);
-  EXPECT_THAT(status.message(), HasSubstr("shorter than the 96-byte header"));
+  EXPECT_THAT(status.message(), HasSubstr("shorter than the 104-byte header"));
 }
 
 TEST(WeightsFileTest, TrailingBytesAreRefused) {
@@ -130,7 +132,64 @@ TEST(WeightsFileTest, OtherFormatVersionIsRefusedByNumber) {
   Overwrite(path, data);
   const Status status = ReadWeightsFile(path).status();
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(status.message(), HasSubstr("format version 7; this build reads version 1"));
+  EXPECT_THAT(status.message(), HasSubstr("format version 7; this build reads versions 1 and 2"));
+}
+
+// Connect Four's preset reads its policy at the landing cells; the file keeps that, so a network
+// of the other head is refused as another shape.
+TEST(WeightsFileTest, RoundTripsThePolicyCellPlane) {
+  testing::ScratchDir dir;
+  const std::string path = dir.File("w.bin");
+  WeightsFileInfo info = SomeInfo();
+  info.net = NetConfig::ConnectFour();
+  ASSERT_EQ(info.net.policy_cell_plane, 3);
+  ASSERT_TRUE(WriteWeightsFile(path, info, "payload").ok());
+  const Result<WeightsFileInfo> read = ReadWeightsFileInfo(path);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->net, NetConfig::ConnectFour());
+  NetConfig dense = NetConfig::ConnectFour();
+  dense.policy_cell_plane = -1;
+  const Status status = CheckSameShapes(read->net, dense, path);
+  EXPECT_THAT(status.message(), HasSubstr("policy 7 (8 ch, read at plane 3)"));
+}
+
+// Files written before the cell plane existed (format version 1: a 96-byte header with nine net
+// fields) still load, as networks with the dense policy head.
+TEST(WeightsFileTest, ReadsFormatVersionOneAsADenseHead) {
+  testing::ScratchDir dir;
+  const std::string path = dir.File("v1.bin");
+  const std::string payload = "an old torch archive";
+  WeightsFileHeaderV1 h{};
+  h.magic = kWeightsMagic;
+  h.format_version = 1;
+  h.header_size = sizeof(WeightsFileHeaderV1);
+  h.kind = static_cast<std::uint32_t>(WeightsFileKind::kCheckpoint);
+  const NetConfig c = NetConfig::ChessSmall();
+  h.net = {c.blocks,      c.filters,         c.input_planes,   c.board_height, c.board_width,
+           c.policy_size, c.policy_channels, c.value_channels, c.value_hidden};
+  h.model_version = 7;
+  h.train_step = 700;
+  h.payload_size = payload.size();
+  h.payload_checksum = Xxh64(std::as_bytes(std::span(payload.data(), payload.size())));
+  h.header_checksum =
+      Xxh64(std::as_bytes(std::span(&h, 1)).first(offsetof(WeightsFileHeaderV1, header_checksum)));
+  Overwrite(path, std::string(reinterpret_cast<const char*>(&h), sizeof h) + payload);
+  const Result<WeightsFileContents> read = ReadWeightsFile(path);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->payload, payload);
+  EXPECT_EQ(read->info.net, c);
+  EXPECT_EQ(read->info.net.policy_cell_plane, -1);
+  EXPECT_EQ(read->info.kind, WeightsFileKind::kCheckpoint);
+  EXPECT_EQ(read->info.model_version, 7u);
+  EXPECT_EQ(read->info.train_step, 700u);
+  const Result<WeightsFileInfo> info = ReadWeightsFileInfo(path);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->train_step, 700u);
+  // Damage to it is still found.
+  std::string data = Slurp(path);
+  data[offsetof(WeightsFileHeaderV1, model_version)] ^= 0x01;
+  Overwrite(path, data);
+  EXPECT_THAT(ReadWeightsFile(path).status().message(), HasSubstr("corrupt header"));
 }
 
 TEST(WeightsFileTest, ShapeMismatchNamesBothShapes) {
@@ -152,6 +211,16 @@ TEST(NetConfigTest, PresetsAreValidAndBadFieldsAreNamed) {
   EXPECT_THAT(status.message(), HasSubstr("policy_size = 0"));
   EXPECT_EQ(NetConfig::ChessFull().ToString(),
             "15x192, 122 planes 8x8, policy 4672 (2 ch), value 1 ch -> 256 -> 3");
+  // A cell-read policy names its plane, which must be an input plane, and needs one action per
+  // column.
+  EXPECT_EQ(NetConfig::ConnectFour().ToString(),
+            "3x32, 7 planes 6x7, policy 7 (8 ch, read at plane 3), value 32 ch -> 64 -> 3");
+  NetConfig cells = NetConfig::ConnectFour();
+  cells.policy_cell_plane = 7;
+  EXPECT_THAT(cells.Validate().message(), HasSubstr("policy_cell_plane = 7 is outside [0, 6]"));
+  NetConfig chess = NetConfig::ChessSmall();
+  chess.policy_cell_plane = 0;
+  EXPECT_THAT(chess.Validate().message(), HasSubstr("needs one action per column"));
 }
 
 }  // namespace

@@ -70,9 +70,16 @@ struct ConnectFour : DenseSampleGame<ConnectFour, sample::ConnectFourSample> {
   // learner steps a run gets, and 3x32 learned as much as 4x32 or more within 30 minutes (docs/
   // learning.md, "A smaller network for two cores"). Heads wider than AlphaZero's 2 and 1
   // channels: a value read from one number per cell is the bottleneck of this small network
-  // (about a point more at 10 minutes, for 3% more arithmetic).
-  static constexpr NetShape kNet = {
-      .blocks = 3, .filters = 32, .policy_channels = 8, .value_channels = 32, .value_hidden = 64};
+  // (about a point more at 10 minutes, for 3% more arithmetic). The policy is read at each
+  // column's landing cell (NetShape::policy_cell_plane): a move's logit comes from the features
+  // of the cell it fills, not from a dense layer that must find that cell among the column's six
+  // (docs/learning.md, "A policy read where the stone lands").
+  static constexpr NetShape kNet = {.blocks = 3,
+                                    .filters = 32,
+                                    .policy_channels = 8,
+                                    .value_channels = 32,
+                                    .value_hidden = 64,
+                                    .policy_cell_plane = kConnectFourLandingPlane};
   static constexpr PlayDefaults kPlay = {.simulations = 64,
                                          .temperature_plies = 8,
                                          .dirichlet_alpha = 1.0f,

@@ -13,6 +13,7 @@ void EncodeConnectFour(const ConnectFourRecord& record, std::span<float> out) {
   // Equal stone counts: the side to move moved first (the parity of Connect Four's threats
   // depends on it: the first player wants them on odd rows, counted from 1 at the bottom).
   const bool first_player = std::popcount(record.own) == std::popcount(record.opponent);
+  static_assert(kConnectFourLandingPlane == 3);  // the order below
   const std::uint64_t planes[kConnectFourPlanes] = {record.own,
                                                     record.opponent,
                                                     ~0ull,

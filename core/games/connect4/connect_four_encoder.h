@@ -18,6 +18,7 @@
 namespace az::games {
 
 inline constexpr int kConnectFourPlanes = 7;
+inline constexpr int kConnectFourLandingPlane = 3;  // the cells a stone would land in now
 inline constexpr int kConnectFourInputSize = kConnectFourPlanes * kConnectFourCells;
 
 // Writes kConnectFourInputSize floats; `out` must hold at least that many (checked).

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <vector>
 
+#include "core/games/connect4/connect_four_encoder.h"
+
 namespace az::learner {
 namespace {
 
@@ -73,6 +75,27 @@ TEST(LearnerConfigTest, ConnectFourTakesItsOwnNetAndRefusesAChessShape) {
   LearnerConfig chess;
   ASSERT_TRUE(Parse({"--run-dir", "/tmp/x", "--net", "full"}, chess).ok());
   EXPECT_EQ(chess.net_config, nn::NetConfig::ChessFull());
+}
+
+// Connect Four's preset reads its policy at the landing cells; `policy-head = "dense"` trains the
+// old head (and resumes a checkpoint from before it), and a game whose moves are not columns
+// cannot take the cell head.
+TEST(LearnerConfigTest, PolicyHeadIsThePresetsUnlessAskedFor) {
+  LearnerConfig preset, dense, cells, chess;
+  ASSERT_TRUE(Parse({"--run-dir", "/tmp/x", "--game", "connect4"}, preset).ok());
+  EXPECT_EQ(preset.net_config.policy_cell_plane, games::kConnectFourLandingPlane);
+  ASSERT_TRUE(
+      Parse({"--run-dir", "/tmp/x", "--game", "connect4", "--policy-head", "dense"}, dense).ok());
+  EXPECT_EQ(dense.net_config.policy_cell_plane, -1);
+  EXPECT_TRUE(dense.net_config.Validate().ok());
+  ASSERT_TRUE(
+      Parse({"--run-dir", "/tmp/x", "--game", "connect4", "--policy-head", "cells"}, cells).ok());
+  EXPECT_EQ(cells.net_config, nn::NetConfig::ConnectFour());
+  const Status status = Parse({"--run-dir", "/tmp/x", "--policy-head", "cells"}, chess);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("--policy-head cells is for games whose moves are"));
+  LearnerConfig other;
+  EXPECT_FALSE(Parse({"--run-dir", "/tmp/x", "--policy-head", "sparse"}, other).ok());
 }
 
 TEST(LearnerConfigTest, OutOfRangeValuesAndUnknownKeysAreRefused) {

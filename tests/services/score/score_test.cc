@@ -21,6 +21,7 @@
 #include <string>
 #include <utility>
 
+#include "core/base/check.h"
 #include "core/games/connect4/connect_four_solver.h"
 #include "core/games/registry.h"
 #include "core/games/tictactoe/tictactoe.h"
@@ -47,6 +48,19 @@ std::pair<std::string, int> RunCommand(const std::string& command) {
   while (fgets(buffer, sizeof buffer, pipe) != nullptr) text += buffer;
   const int status = pclose(pipe);
   return {text, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+// Saves an untrained network of the game's default shape to a temporary file; its path.
+std::string SaveUntrainedNetwork(const std::string& game, const std::string& name) {
+  const games::GameInfo* info = *games::FindGame(game);
+  nn::RuntimeOptions runtime;
+  runtime.device = nn::DeviceChoice::kCpu;
+  runtime.input_layout = nn::ToInputLayout(info->input.layout);
+  auto network = nn::Network::Create({nn::DefaultNetConfig(*info), runtime});
+  AZ_CHECK(network.ok(), network.status().ToString());
+  const std::string path = TempPath(name);
+  AZ_CHECK((*network)->SaveWeights(path, 1).ok());
+  return path;
 }
 
 // A small Connect Four set in late plies, where solving is quick.
@@ -112,15 +126,7 @@ TEST(ScoreTest, ConnectFourScoresRandomPositionsInTheirPlies) {
 }
 
 TEST(ScoreTest, LoadsANetworkOfTheGameAndRefusesTheRest) {
-  const games::GameInfo* info = *games::FindGame("tictactoe");
-  nn::RuntimeOptions runtime;
-  runtime.device = nn::DeviceChoice::kCpu;
-  runtime.input_layout = nn::ToInputLayout(info->input.layout);
-  auto network = nn::Network::Create({nn::DefaultNetConfig(*info), runtime});
-  ASSERT_TRUE(network.ok());
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("az_score_" + std::to_string(getpid()))).string();
-  ASSERT_TRUE((*network)->SaveWeights(path, 1).ok());
+  const std::string path = SaveUntrainedNetwork("tictactoe", "ttt");
   Result<ScoreReport> raw = ScoreModel({.game = "tictactoe", .model = path});
   ASSERT_TRUE(raw.ok()) << raw.status().ToString();
   EXPECT_EQ(raw->positions, 4520);
@@ -206,14 +212,7 @@ TEST(ScoreTest, ConnectFourScoresTheShippedSmallSetByDefaultWithoutSolving) {
   EXPECT_GT(onestep->kept, report->kept);
 
   // A network's raw policy on the small set: no solving, so well under a second of work.
-  const games::GameInfo* info = *games::FindGame("connect4");
-  nn::RuntimeOptions runtime;
-  runtime.device = nn::DeviceChoice::kCpu;
-  runtime.input_layout = nn::ToInputLayout(info->input.layout);
-  auto network = nn::Network::Create({nn::DefaultNetConfig(*info), runtime});
-  ASSERT_TRUE(network.ok());
-  const std::string path = TempPath("net");
-  ASSERT_TRUE((*network)->SaveWeights(path, 1).ok());
+  const std::string path = SaveUntrainedNetwork("connect4", "net");
   Result<ScoreReport> raw = ScoreModel({.game = "connect4", .model = path});
   ASSERT_TRUE(raw.ok()) << raw.status().ToString();
   EXPECT_EQ(raw->positions, 300);
@@ -403,14 +402,7 @@ TEST(ScoreTest, OnePlyValueTakesEveryWinInOneWithAnUntrainedNetwork) {
   const std::string set_path = TempPath("wins_in_one");
   std::ofstream(set_path) << text;
 
-  const games::GameInfo* info = *games::FindGame("connect4");
-  nn::RuntimeOptions runtime;
-  runtime.device = nn::DeviceChoice::kCpu;
-  runtime.input_layout = nn::ToInputLayout(info->input.layout);
-  auto network = nn::Network::Create({nn::DefaultNetConfig(*info), runtime});
-  ASSERT_TRUE(network.ok());
-  const std::string model = TempPath("c4_model");
-  ASSERT_TRUE((*network)->SaveWeights(model, 1).ok());
+  const std::string model = SaveUntrainedNetwork("connect4", "c4_model");
 
   Result<ScoreReport> value = ScoreModel(
       {.game = "connect4", .model = model, .one_ply_value = true, .positions_file = set_path});
