@@ -285,13 +285,14 @@ Status FinalizeConfig(LearnerConfig& c) {
   if (c.policy_head == "dense") {
     c.net_config.policy_cell_plane = -1;
   } else if (c.policy_head == "cells") {
-    if (c.game_kind != games::ConnectFour::kId) {
+    // The game's own definition says which plane marks where a move lands (its kNet).
+    if (game->net.policy_cell_plane < 0) {
       return InvalidArgument(
-          "--policy-head cells is for games whose moves are columns "
-          "(connect4), not " +
+          "--policy-head cells is for games whose moves are columns with a "
+          "landing plane (connect4), not " +
           std::string(game->name));
     }
-    c.net_config.policy_cell_plane = games::kConnectFourLandingPlane;
+    c.net_config.policy_cell_plane = game->net.policy_cell_plane;
   }
   if (c.value_channels > 0) c.net_config.value_channels = c.value_channels;
   if (c.value_hidden > 0) c.net_config.value_hidden = c.value_hidden;
