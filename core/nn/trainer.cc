@@ -119,10 +119,10 @@ void UpdateMovingAverage(TrainerImpl& impl) {
 }
 
 // Data-parallel steps: one all-reduce per step of one float32 host tensor laid out as
-// [failed ranks, loss, policy loss, value loss, the gradients in parameters() order, the
+// [failed ranks, loss, policy loss, value loss, policy accuracy, the gradients in parameters() order, the
 // floating-point buffers (BatchNorm statistics) in buffers() order]. Every rank sends the same
 // layout; summing, then dividing all but the count by the world size, averages them.
-constexpr std::int64_t kGroupHeader = 4;
+constexpr std::int64_t kGroupHeader = 5;
 
 std::int64_t GroupTensorSize(AzNetImpl& model) {
   std::int64_t n = kGroupHeader;
@@ -147,7 +147,7 @@ Status JoinStepAsFailed(TrainerImpl& impl) {
 
 struct GroupStep {
   double failed_ranks = 0;
-  double loss = 0, policy_loss = 0, value_loss = 0;  // the group's means
+  double loss = 0, policy_loss = 0, value_loss = 0, policy_accuracy = 0;  // the group's means
 };
 
 // Sums this rank's part of the step over the group and writes the averages back: gradients into
@@ -165,7 +165,7 @@ Result<GroupStep> ReduceStep(TrainerImpl& impl, const std::vector<torch::Tensor>
   for (const torch::Tensor& b : buffers)
     parts.push_back(b.detach().reshape({-1}).to(torch::kFloat));
   torch::Tensor header = torch::zeros({kGroupHeader}, torch::kFloat);
-  header.narrow(0, 1, 3).copy_(local_means);
+  header.narrow(0, 1, kGroupHeader - 1).copy_(local_means);
   torch::Tensor flat = torch::cat({header, torch::cat(parts).to(torch::kCPU)});
   AZ_RETURN_IF_ERROR(AllReduceSum(group, flat));
   const double world = static_cast<double>(group.world_size());
@@ -175,6 +175,7 @@ Result<GroupStep> ReduceStep(TrainerImpl& impl, const std::vector<torch::Tensor>
   step.loss = sums[1].item<double>() / world;
   step.policy_loss = sums[2].item<double>() / world;
   step.value_loss = sums[3].item<double>() / world;
+  step.policy_accuracy = sums[4].item<double>() / world;
   flat.narrow(0, kGroupHeader, flat.numel() - kGroupHeader).div_(world);
   std::int64_t offset = kGroupHeader;
   auto write_back = [&](const torch::Tensor& dst) {
@@ -273,21 +274,25 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
     s.model->train();
     s.optimizer->zero_grad();
     LossTerms terms;
+    torch::Tensor top1_agrees;  // [n] bool
     {
       AutocastScope autocast(s.fp16);
       auto [policy_logits, wdl_logits] = s.model->Logits(x);
       terms =
           PerSampleLoss(policy_logits, wdl_logits, policy_target, wdl_target, o.value_loss_weight);
+      top1_agrees = policy_logits.detach().argmax(1) == policy_target.argmax(1);
     }
     const torch::Tensor loss = WeightedMean(terms.total, weight);
-    // One device-to-host transfer for the three means.
+    // One device-to-host transfer for the four means.
     const torch::Tensor means =
         torch::stack({loss.detach(), WeightedMean(terms.policy.detach(), weight),
-                      WeightedMean(terms.value.detach(), weight)})
+                      WeightedMean(terms.value.detach(), weight),
+                      top1_agrees.to(loss.scalar_type()).mean()})
             .to(torch::kCPU, torch::kDouble);
     stats.loss = means[0].item<double>();
     stats.policy_loss = means[1].item<double>();
     stats.value_loss = means[2].item<double>();
+    stats.policy_accuracy = means[3].item<double>();
     result.loss = ToVector(terms.total);
     result.policy_loss = ToVector(terms.policy);
     result.value_loss = ToVector(terms.value);
@@ -336,6 +341,7 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
       stats.loss = group->loss;
       stats.policy_loss = group->policy_loss;
       stats.value_loss = group->value_loss;
+      stats.policy_accuracy = group->policy_accuracy;
       if (group->failed_ranks > 0) {
         skip(SkipReason::kPeerFailed);
         return result;

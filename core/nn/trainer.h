@@ -85,6 +85,10 @@ struct TrainStepStats {
   double loss = 0.0;         // mean(w_i * L_i): what the step minimised
   double policy_loss = 0.0;  // mean(w_i * L_policy,i)
   double value_loss = 0.0;   // mean(w_i * L_value,i)
+  // The share of the batch's samples whose highest policy logit is the target's most likely move
+  // (lc0's "policy accuracy"; unweighted, ties to the lower index): how well the policy fits the
+  // search that trains it. In a group, the group's mean.
+  double policy_accuracy = 0.0;
   double grad_norm = 0.0;    // total L2 norm of the (unscaled) gradients before clipping
   double learning_rate = 0.0;
   double loss_scale = 1.0;  // the scale used for this step

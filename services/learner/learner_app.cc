@@ -306,10 +306,12 @@ nlohmann::json LearnerApp::StatusJson() {
           {"loss", s.loss},
           {"policy_loss", s.policy_loss},
           {"value_loss", s.value_loss},
+          {"policy_accuracy", s.policy_accuracy},
           {"grad_norm", s.grad_norm},
           {"loss_avg", s.loss_avg},
           {"policy_loss_avg", s.policy_loss_avg},
           {"value_loss_avg", s.value_loss_avg},
+          {"policy_accuracy_avg", s.policy_accuracy_avg},
           {"initial_loss", s.initial_loss},
           {"initial_policy_loss", s.initial_policy_loss},
           {"initial_value_loss", s.initial_value_loss},
@@ -489,6 +491,7 @@ void LearnerApp::Record(const StepOutcome& outcome) {
   snapshot_.loss = r.loss;
   snapshot_.policy_loss = r.policy_loss;
   snapshot_.value_loss = r.value_loss;
+  snapshot_.policy_accuracy = r.policy_accuracy;
   snapshot_.grad_norm = r.grad_norm;
   // The first steps average plainly, then the weight settles at 1/50.
   const double weight = 1.0 / static_cast<double>(std::min<std::uint64_t>(
@@ -496,6 +499,7 @@ void LearnerApp::Record(const StepOutcome& outcome) {
   snapshot_.loss_avg += weight * (r.loss - snapshot_.loss_avg);
   snapshot_.policy_loss_avg += weight * (r.policy_loss - snapshot_.policy_loss_avg);
   snapshot_.value_loss_avg += weight * (r.value_loss - snapshot_.value_loss_avg);
+  snapshot_.policy_accuracy_avg += weight * (r.policy_accuracy - snapshot_.policy_accuracy_avg);
   if (snapshot_.averaged_steps <= kLossAverageSteps) {
     snapshot_.initial_loss = snapshot_.loss_avg;
     snapshot_.initial_policy_loss = snapshot_.policy_loss_avg;
@@ -716,7 +720,8 @@ void LearnerApp::LogProgress(bool force) {
   if (steps == 0 && !force) return;  // the waiting lines say what is going on
   std::ostringstream line;
   line << std::fixed << std::setprecision(4) << "step " << s.step << " (+" << steps << ") loss "
-       << s.loss << " (policy " << s.policy_loss << ", value " << s.value_loss << ") grad "
+       << s.loss << " (policy " << s.policy_loss << ", value " << s.value_loss << ") policy top-1 "
+       << std::setprecision(1) << 100.0 * s.policy_accuracy_avg << "% grad "
        << std::setprecision(3) << s.grad_norm << " lr " << std::setprecision(6) << s.learning_rate
        << " beta " << std::setprecision(3) << s.beta << " | " << std::setprecision(1) << rate
        << " samples/s | model " << s.model_version << " | malformed " << s.malformed << ", skipped "

@@ -103,11 +103,13 @@ class LearnerApp : private LearnerLoopHooks {
     double loss = 0;
     double policy_loss = 0;
     double value_loss = 0;
+    double policy_accuracy = 0;  // TrainStepStats::policy_accuracy of the last step
     double grad_norm = 0;
     // Exponential moving averages over about 50 steps: the trend, without one batch's noise.
     double loss_avg = 0;
     double policy_loss_avg = 0;
     double value_loss_avg = 0;
+    double policy_accuracy_avg = 0;
     std::uint64_t averaged_steps = 0;
     // The plain mean of this process's first steps (kLossAverageSteps of them), kept: the
     // starting point of the trend.

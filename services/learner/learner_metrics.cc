@@ -36,6 +36,10 @@ struct LearnerMetrics::Families {
         loss_policy(loss_family.Add({{"component", "policy"}})),
         loss_value(loss_family.Add({{"component", "value"}})),
         loss_total(loss_family.Add({{"component", "total"}})),
+        policy_accuracy(MakeGauge(
+            r, "az_learner_policy_accuracy",
+            "Share of the last step's samples whose highest policy logit is the target's most "
+            "likely move: how well the policy fits the search that trains it")),
         grad_norm(MakeGauge(r, "az_learner_grad_norm",
                             "Total L2 norm of the gradients of the last step, before clipping")),
         learning_rate(MakeGauge(r, "az_learner_learning_rate", "Learning rate of the last step")),
@@ -131,6 +135,7 @@ struct LearnerMetrics::Families {
   Gauge& loss_policy;
   Gauge& loss_value;
   Gauge& loss_total;
+  Gauge& policy_accuracy;
   Gauge& grad_norm;
   Gauge& learning_rate;
   Gauge& beta;
@@ -183,6 +188,7 @@ void LearnerMetrics::ObserveStep(const StepReport& r) {
   m_->loss_policy.Set(r.policy_loss);
   m_->loss_value.Set(r.value_loss);
   m_->loss_total.Set(r.loss);
+  m_->policy_accuracy.Set(r.policy_accuracy);
   m_->grad_norm.Set(r.grad_norm);
   m_->learning_rate.Set(r.learning_rate);
   m_->beta.Set(r.beta);

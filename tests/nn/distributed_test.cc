@@ -197,6 +197,7 @@ TEST(DistributedTrainerTest, TwoRanksOnHalvesMatchOneTrainerOnTheWholeBatch) {
 
   constexpr int kSteps = 2;
   double group_loss[2][kSteps] = {};
+  double group_accuracy[2][kSteps] = {};
   RunRanks(2, [&](int r) {
     const Result<WeightsFileInfo> synced = ranks[r]->SyncFromRoot(0);
     AZ_CHECK(synced.ok(), synced.status().ToString());
@@ -206,6 +207,7 @@ TEST(DistributedTrainerTest, TwoRanksOnHalvesMatchOneTrainerOnTheWholeBatch) {
       AZ_CHECK(result.ok(), result.status().ToString());
       AZ_CHECK(result->stats.skipped == SkipReason::kNone, "skipped");
       group_loss[r][step] = result->stats.loss;
+      group_accuracy[r][step] = result->stats.policy_accuracy;
     }
   });
   for (int step = 0; step < kSteps; ++step) {
@@ -213,6 +215,9 @@ TEST(DistributedTrainerTest, TwoRanksOnHalvesMatchOneTrainerOnTheWholeBatch) {
     ASSERT_TRUE(whole_step.ok());
     EXPECT_NEAR(group_loss[0][step], whole_step->stats.loss, 1e-5) << "step " << step;
     EXPECT_EQ(group_loss[0][step], group_loss[1][step]);
+    // The policy accuracy is the group's too: the whole batch's share, on every rank.
+    EXPECT_NEAR(group_accuracy[0][step], whole_step->stats.policy_accuracy, 1e-9) << step;
+    EXPECT_EQ(group_accuracy[0][step], group_accuracy[1][step]);
     ASSERT_TRUE(half_alone->TrainStep(a_weighted.samples, a_weighted.Encoder()).ok());
   }
 

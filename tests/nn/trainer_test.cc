@@ -72,6 +72,26 @@ TEST(TrainerTest, HundredStepsOnAFixedBatchDriveTheLossDown) {
   EXPECT_LT(last, 0.5 * first);
 }
 
+// The learner's policy_accuracy gauge: the share of a batch whose highest logit is the target's
+// move, a multiple of 1/n, reaching 1 once a fixed batch of one-hot targets is memorised.
+TEST(TrainerTest, PolicyAccuracyIsTheShareOfTopMovesThatMatchTheTargets) {
+  const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 16, 7);
+  auto trainer = MakeTrainer(TinyOptions());
+  double first = -1.0, last = -1.0;
+  for (int step = 0; step < 300; ++step) {
+    const Result<TrainStepResult> r = trainer->TrainStep(set.samples, set.Encoder());
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const double share = r->stats.policy_accuracy;
+    ASSERT_GE(share, 0.0);
+    ASSERT_LE(share, 1.0);
+    ASSERT_NEAR(share * 16, std::round(share * 16), 1e-6) << "not a share of 16 samples";
+    if (step == 0) first = share;
+    last = share;
+  }
+  EXPECT_LT(first, 1.0);  // an untrained network does not already know 16 random targets
+  EXPECT_EQ(last, 1.0);
+}
+
 TEST(TrainerTest, PerSampleLossesAverageToTheStepLossWithUnitWeights) {
   const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 8, 4, 3);
   auto trainer = MakeTrainer(TinyOptions());

@@ -229,6 +229,7 @@ Result<StepOutcome> LearnerLoop::Step() {
                 .loss = stats.loss,
                 .policy_loss = stats.policy_loss,
                 .value_loss = stats.value_loss,
+                .policy_accuracy = stats.policy_accuracy,
                 .grad_norm = stats.grad_norm,
                 .learning_rate = stats.learning_rate,
                 .beta = beta,

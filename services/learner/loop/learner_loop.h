@@ -69,6 +69,7 @@ struct StepReport {
   double loss = 0;
   double policy_loss = 0;
   double value_loss = 0;
+  double policy_accuracy = 0;  // TrainStepStats::policy_accuracy
   double grad_norm = 0;
   double learning_rate = 0;
   double beta = 0;

@@ -222,6 +222,12 @@ TEST_F(LearnerServiceTest, MalformedRecordsAreDroppedCountedAndDemotedWhileTrain
   EXPECT_THAT(metrics, ::testing::Not(HasSubstr("az_learner_malformed_samples_total 0\n")));
   EXPECT_THAT(metrics, HasSubstr("az_learner_loss{component=\"policy\"}"));
   EXPECT_THAT(metrics, HasSubstr("az_learner_loss{component=\"value\"}"));
+  EXPECT_THAT(metrics, HasSubstr("az_learner_policy_accuracy "));
+  // How often the policy's top move is the target's: a share, in status beside the losses.
+  const nlohmann::json trained = learner->Status();
+  ASSERT_TRUE(trained.contains("policy_accuracy_avg")) << trained.dump();
+  EXPECT_GE(trained["policy_accuracy_avg"].get<double>(), 0.0);
+  EXPECT_LE(trained["policy_accuracy_avg"].get<double>(), 1.0);
   EXPECT_THAT(metrics, HasSubstr("az_learner_loss{component=\"total\"}"));
   EXPECT_THAT(metrics, HasSubstr("az_learner_sample_staleness_model_versions_count"));
   EXPECT_THAT(metrics, HasSubstr("az_learner_skipped_batches_total{reason=\"nonfinite_loss\"} 0"));
