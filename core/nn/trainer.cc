@@ -119,9 +119,9 @@ void UpdateMovingAverage(TrainerImpl& impl) {
 }
 
 // Data-parallel steps: one all-reduce per step of one float32 host tensor laid out as
-// [failed ranks, loss, policy loss, value loss, policy accuracy, the gradients in parameters() order, the
-// floating-point buffers (BatchNorm statistics) in buffers() order]. Every rank sends the same
-// layout; summing, then dividing all but the count by the world size, averages them.
+// [failed ranks, loss, policy loss, value loss, policy accuracy, the gradients in parameters()
+// order, the floating-point buffers (BatchNorm statistics) in buffers() order]. Every rank sends
+// the same layout; summing, then dividing all but the count by the world size, averages them.
 constexpr std::int64_t kGroupHeader = 5;
 
 std::int64_t GroupTensorSize(AzNetImpl& model) {
