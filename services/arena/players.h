@@ -21,6 +21,7 @@
 
 #include "core/base/status.h"
 #include "core/games/game.h"
+#include "core/games/tactics.h"
 #include "core/mcts/random.h"
 #include "core/mcts/search.h"
 #include "core/nn/network_evaluator.h"
@@ -44,25 +45,9 @@ struct PlayerOptions {
   int threads = 1;       // LibTorch intra-op threads
 };
 
-// Whether `move` ends the game at once with a win for the side playing it.
-template <games::GameDefinition G>
-bool WinsAtOnce(typename G::State state, typename G::Move move) {
-  typename G::Move replies[G::kMaxMoves];
-  G::Apply(state, move);
-  return G::Outcome(state, G::LegalMoves(state, replies)) == games::GameOutcome::kLoss;
-}
-
-// The legal moves of `state` that win at once.
-template <games::GameDefinition G>
-std::vector<typename G::Move> WinningMoves(const typename G::State& state) {
-  typename G::Move moves[G::kMaxMoves];
-  const int count = G::LegalMoves(state, moves);
-  std::vector<typename G::Move> wins;
-  for (int i = 0; i < count; ++i) {
-    if (WinsAtOnce<G>(state, moves[i])) wins.push_back(moves[i]);
-  }
-  return wins;
-}
+// The one-ply checks of the onestep player (core/games/tactics.h).
+using games::WinningMoves;
+using games::WinsAtOnce;
 
 namespace internal {
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/games/game.h"
+#include "core/games/tactics.h"
 
 namespace az::score::internal {
 
@@ -60,28 +61,8 @@ bool GameOver(const typename G::State& state) {
   return games::IsTerminal(G::Outcome(state, G::LegalMoves(state, moves)));
 }
 
-// True when playing `move` wins at once.
-template <games::GameDefinition G>
-bool WinsAtOnce(const typename G::State& state, typename G::Move move) {
-  typename G::State child = state;
-  G::Apply(child, move);
-  typename G::Move moves[G::kMaxMoves];
-  return G::Outcome(child, G::LegalMoves(child, moves)) == games::GameOutcome::kLoss;
-}
-
-// True when, after `move`, the game goes on and the opponent has no move that wins at once: the
-// move neither ends the game nor hands the opponent a win (it blocks every threat it must).
-template <games::GameDefinition G>
-bool Careful(const typename G::State& state, typename G::Move move) {
-  typename G::State child = state;
-  G::Apply(child, move);
-  typename G::Move replies[G::kMaxMoves];
-  const int count = G::LegalMoves(child, replies);
-  if (games::IsTerminal(G::Outcome(child, count))) return false;
-  for (int i = 0; i < count; ++i) {
-    if (WinsAtOnce<G>(child, replies[i])) return false;
-  }
-  return true;
-}
+// The one-ply checks of the generator's careful play and the onestep baseline.
+using games::Careful;
+using games::WinsAtOnce;
 
 }  // namespace az::score::internal

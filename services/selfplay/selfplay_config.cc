@@ -166,6 +166,10 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "capped at --random-opening-plies)")
       ->check(CLI::Range(-1, 1 << 20))
       ->capture_default_str();
+  app.add_option("--random-opening-careful", c.random_opening_careful,
+                 "each random opening ply avoids, where it can, a move that hands the opponent a "
+                 "win at once (balanced openings)")
+      ->capture_default_str();
   app.add_option("--resign-value", c.resign_value,
                  "a side whose root value stays below minus this for --resign-plies plies loses "
                  "(-1: the game's default, chess 0.9, others 0; 0: off)")
@@ -330,6 +334,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.opening_book = c.book;
   o.random_opening_plies_min = c.random_opening_plies_min;
   o.random_opening_plies_max = c.random_opening_plies;
+  o.random_opening_careful = c.random_opening_careful;
   o.adjudication = {.resign_value = c.resign_value,
                     .resign_plies = c.resign_plies,
                     .resign_playthrough_fraction = c.resign_playthrough_fraction,
@@ -386,6 +391,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"opening_book_positions", c.book.lines.size()},
           {"random_opening_plies", c.random_opening_plies},
           {"random_opening_plies_min", c.random_opening_plies_min},
+          {"random_opening_careful", c.random_opening_careful},
           {"resign_value", c.resign_value},
           {"resign_plies", c.resign_plies},
           {"resign_playthrough_fraction", c.resign_playthrough_fraction},

@@ -17,6 +17,7 @@
 
 #include "core/base/status.h"
 #include "core/games/game.h"
+#include "core/games/tactics.h"
 #include "core/mcts/random.h"
 
 namespace az::selfplay {
@@ -59,15 +60,29 @@ Result<std::vector<typename G::State>> OpeningPositions(const OpeningBook& book)
 
 // Plays up to `plies` uniformly random legal moves on `state`, never one that ends the game (a
 // random mate or stalemate would leave nothing to search); stops early when every move would.
-// Returns the number of plies played.
-template <games::Game G>
-int PlayRandomPlies(typename G::State& state, int plies, mcts::Rng& rng) {
+// `careful`: each ply is drawn among the moves that do not hand the opponent a win at once
+// (games::Careful) where there are any, so that the position self-play starts from is not
+// already decided by a blunder of the random plies (a balanced opening, as KataGo's); where every
+// move does, among all that do not end the game. Returns the number of plies played.
+template <games::GameDefinition G>
+int PlayRandomPlies(typename G::State& state, int plies, mcts::Rng& rng, bool careful = false) {
   typename G::Move moves[G::kMaxMoves];
   typename G::Move replies[G::kMaxMoves];
   int played = 0;
   for (; played < plies; ++played) {
     int count = G::LegalMoves(state, moves);
     if (games::IsTerminal(G::Outcome(state, count))) break;
+    if (careful) {
+      typename G::Move safe[G::kMaxMoves];
+      int safe_count = 0;
+      for (int i = 0; i < count; ++i) {
+        if (games::Careful<G>(state, moves[i])) safe[safe_count++] = moves[i];
+      }
+      if (safe_count > 0) {
+        G::Apply(state, safe[static_cast<int>(rng.Uniform() * safe_count)]);
+        continue;
+      }
+    }
     bool moved = false;
     while (count > 0 && !moved) {
       const int pick = static_cast<int>(rng.Uniform() * count);

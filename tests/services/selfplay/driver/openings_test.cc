@@ -11,6 +11,7 @@
 #include "core/chess/game.h"
 #include "core/games/chess/chess.h"
 #include "core/games/connect4/connect_four.h"
+#include "core/games/tactics.h"
 #include "core/games/tictactoe/tictactoe.h"
 
 namespace az::selfplay {
@@ -114,6 +115,46 @@ TEST(RandomOpeningPliesTest, PlaysLegalMovesThatVaryAndNeverEndTheGame) {
     EXPECT_FALSE(games::IsTerminal(
         games::TicTacToe::Outcome(state, games::TicTacToe::LegalMoves(state, moves))));
   }
+}
+
+// Careful random plies leave the side to move no win at once wherever a careful move existed: in
+// Connect Four, where a third of uniformly random openings of 0-24 plies do (a threat left open),
+// such positions become rare; the plies still vary and never end the game.
+TEST(RandomOpeningPliesTest, CarefulPliesLeaveNoWinAtOnceWhereTheyCan) {
+  using games::ConnectFour;
+  mcts::Rng rng(11);
+  int careless_open = 0;
+  int careful_open = 0;
+  std::set<std::string> positions;
+  constexpr int kGames = 400;
+  for (int i = 0; i < kGames; ++i) {
+    const int plies = 4 + i % 21;
+    ConnectFour::State careless = ConnectFour::NewGame(ConnectFour::kPlay.max_plies);
+    PlayRandomPlies<ConnectFour>(careless, plies, rng);
+    careless_open += games::WinningMoves<ConnectFour>(careless).empty() ? 0 : 1;
+
+    ConnectFour::State careful = ConnectFour::NewGame(ConnectFour::kPlay.max_plies);
+    const int played = PlayRandomPlies<ConnectFour>(careful, plies, rng, /*careful=*/true);
+    EXPECT_EQ(played, plies);
+    ConnectFour::Move moves[ConnectFour::kMaxMoves];
+    EXPECT_FALSE(games::IsTerminal(
+        ConnectFour::Outcome(careful, ConnectFour::LegalMoves(careful, moves))));
+    careful_open += games::WinningMoves<ConnectFour>(careful).empty() ? 0 : 1;
+    positions.insert(ConnectFour::PositionText(careful));
+  }
+  EXPECT_GT(careless_open, kGames / 6);
+  EXPECT_LT(careful_open, kGames / 12);
+  EXPECT_GE(positions.size(), static_cast<std::size_t>(kGames * 9 / 10));
+
+  // Chess: each careful ply avoids allowing a mate in one; the plies still vary.
+  std::set<std::string> chess_positions;
+  for (int i = 0; i < 10; ++i) {
+    Chess::State state = Chess::NewGame(0);
+    ASSERT_EQ(PlayRandomPlies<Chess>(state, 6, rng, /*careful=*/true), 6);
+    EXPECT_TRUE(games::WinningMoves<Chess>(state).empty());
+    chess_positions.insert(Chess::PositionText(state));
+  }
+  EXPECT_GE(chess_positions.size(), 9u);
 }
 
 }  // namespace
