@@ -66,7 +66,8 @@ struct SelfPlayConfig : service::ServiceOptions {
   std::string opening_book;           // positions, one a line; "": the game's start
   int random_opening_plies = -1;      // the most per game; -1: the game's default
   int random_opening_plies_min = -1;  // the fewest; -1: the game's default, capped at the most
-  bool random_opening_careful = false;  // random plies never hand the opponent a win at once
+  // Random plies never hand the opponent a win at once, where they can avoid it.
+  bool random_opening_careful = false;
   float resign_value = -1.0f;         // -1: the game's default; 0: off
   int resign_plies = 0;               // 0: the game's default
   float resign_playthrough_fraction = -1.0f;     // -1: the game's default

@@ -211,7 +211,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     const int spread = options_.random_opening_plies_max - options_.random_opening_plies_min;
     const int plies =
         options_.random_opening_plies_min + static_cast<int>(rng_.Uniform() * (spread + 1));
-    counters_.opening_plies += PlayRandomPlies<G>(state, plies, rng_, options_.random_opening_careful);
+    counters_.opening_plies +=
+        PlayRandomPlies<G>(state, plies, rng_, options_.random_opening_careful);
     return state;
   }
 

@@ -69,7 +69,8 @@ struct EngineOptions {
   OpeningBook opening_book;
   int random_opening_plies_min = 0;
   int random_opening_plies_max = 0;
-  bool random_opening_careful = false;  // openings.h's PlayRandomPlies(careful)
+  // openings.h's PlayRandomPlies(careful): random plies never hand the opponent a win at once.
+  bool random_opening_careful = false;
   AdjudicationOptions adjudication;  // resignation and draw adjudication (adjudication.h)
   // Material adjudication, for games that define G::MaterialBalance (chess): a side ahead by at
   // least material_adjudicate_margin pawns at each of material_adjudicate_plies consecutive

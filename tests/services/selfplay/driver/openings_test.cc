@@ -137,8 +137,8 @@ TEST(RandomOpeningPliesTest, CarefulPliesLeaveNoWinAtOnceWhereTheyCan) {
     const int played = PlayRandomPlies<ConnectFour>(careful, plies, rng, /*careful=*/true);
     EXPECT_EQ(played, plies);
     ConnectFour::Move moves[ConnectFour::kMaxMoves];
-    EXPECT_FALSE(games::IsTerminal(
-        ConnectFour::Outcome(careful, ConnectFour::LegalMoves(careful, moves))));
+    EXPECT_FALSE(
+        games::IsTerminal(ConnectFour::Outcome(careful, ConnectFour::LegalMoves(careful, moves))));
     careful_open += games::WinningMoves<ConnectFour>(careful).empty() ? 0 : 1;
     positions.insert(ConnectFour::PositionText(careful));
   }
