@@ -153,6 +153,13 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
       ->check(CLI::Range(0, 1 << 24))
       ->capture_default_str();
 
+  app.add_option("--root-noise-plies", c.root_noise_plies,
+                 "full searches at plies below this (from the game's start, random opening plies "
+                 "included) get root noise (Dirichlet, or Gumbel's); later ones play the search's "
+                 "own choice. -1: every ply")
+      ->check(CLI::Range(-1, 1 << 20))
+      ->capture_default_str();
+
   app.add_option("--opening-book", c.opening_book,
                  "a file of start positions, one a line in the game's position text (chess: FEN "
                  "or startpos moves ...), one drawn per game; empty: the game's start");
@@ -329,6 +336,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.fast_simulations = c.fast_simulations;
   o.opening_simulations_plies = c.opening_simulations_plies;
   o.opening_simulations = c.opening_simulations;
+  o.root_noise_plies = c.root_noise_plies;
   o.temperature.moves = c.temperature_plies;
   o.temperature.tau = c.temperature;
   o.opening_book = c.book;
@@ -387,6 +395,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"fast_simulations", c.fast_simulations},
           {"opening_simulations_plies", c.opening_simulations_plies},
           {"opening_simulations", c.opening_simulations},
+          {"root_noise_plies", c.root_noise_plies},
           {"opening_book", c.opening_book},
           {"opening_book_positions", c.book.lines.size()},
           {"random_opening_plies", c.random_opening_plies},

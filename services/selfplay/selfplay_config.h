@@ -61,6 +61,8 @@ struct SelfPlayConfig : service::ServiceOptions {
   // Full searches before this ply get opening_simulations visits. 0: off.
   int opening_simulations_plies = 0;
   int opening_simulations = 0;  // 0: simulations
+  // Full searches from this ply on (from the game's start) get no root noise. -1: every ply.
+  int root_noise_plies = -1;
 
   // Openings and adjudication (docs/selfplay.md).
   std::string opening_book;           // positions, one a line; "": the game's start

@@ -232,7 +232,9 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.budget = static_cast<std::uint32_t>(!slot.full_search ? options_.fast_simulations
                                              : opening         ? options_.opening_simulations
                                                                : options_.simulations);
-    slot.search->SetRootNoise(slot.full_search);
+    const bool noise_due = options_.root_noise_plies < 0 ||
+                           Traits::Ply(slot.search->root_state()) < options_.root_noise_plies;
+    slot.search->SetRootNoise(slot.full_search && noise_due);
     slot.search->SetVisitBudget(slot.budget);
   }
 
@@ -642,6 +644,7 @@ Status ValidateOptions(const EngineOptions& o) {
   if (o.opening_simulations_plies > 0) {
     AZ_RETURN_IF_ERROR(range("opening simulations", o.opening_simulations, 1, 1 << 24));
   }
+  AZ_RETURN_IF_ERROR(range("root noise plies", o.root_noise_plies, -1, 1 << 20));
   AZ_RETURN_IF_ERROR(range("groups", o.groups, 1, 64));
   AZ_RETURN_IF_ERROR(range("max plies", o.max_plies, 1, 1 << 20));
   AZ_RETURN_IF_ERROR(range("random opening plies", o.random_opening_plies_max, 0, o.max_plies - 1));

@@ -57,6 +57,11 @@ struct EngineOptions {
   // search where the game is furthest from its result. 0: off.
   int opening_simulations_plies = 0;
   int opening_simulations = 0;
+  // Full searches of the plies before root_noise_plies (counted from the game's start, random
+  // opening plies included) get root noise (Dirichlet with PUCT, Gumbel's with Gumbel); later
+  // ones are searched without it, so the game goes on with the search's own choice and its
+  // outcome says what the positions are worth under the network's best play. -1: every ply.
+  int root_noise_plies = -1;
   int leaves_per_game = 1;      // leaves gathered from each game per round
   int groups = 2;               // games split into groups that take turns with the evaluator
   std::uint64_t max_games = 0;  // games to play in all; 0: no limit

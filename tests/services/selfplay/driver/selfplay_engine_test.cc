@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -287,6 +288,36 @@ TEST(SelfPlayEngineTest, GumbelGamesPushValidSamplesWithTheImprovedPolicy) {
     if (nonzero >= 6) ++full_support;
   }
   EXPECT_GT(full_support, samples.size() / 2);
+}
+
+// Root noise only before root_noise_plies: with none at all and no temperature plies, every game
+// is the search's own choice from the same start, so every game is the same (the fake network
+// answers every position alike); with noise at every ply they differ.
+TEST(SelfPlayEngineTest, GamesWithoutRootNoisePlayTheSearchsOwnChoice) {
+  const auto games = [](int root_noise_plies) {
+    EngineOptions o = SmallOptions();
+    o.search.root_selection = mcts::RootSelection::kGumbel;
+    o.temperature.moves = 0;
+    o.root_noise_plies = root_noise_plies;
+    Rig rig = MakeRig(o);
+    AZ_CHECK(RunToEnd(*rig.engine).ok());
+    std::map<std::uint64_t, std::vector<std::vector<float>>> policies;  // by game, ply order
+    std::vector<C4Sample> samples = rig.sink->Drain();
+    std::sort(samples.begin(), samples.end(),
+              [](const C4Sample& a, const C4Sample& b) { return a.ply < b.ply; });
+    for (const C4Sample& s : samples) {
+      policies[s.game_id].emplace_back(s.policy.begin(), s.policy.end());
+    }
+    std::set<std::vector<std::vector<float>>> distinct;
+    for (const auto& [id, game] : policies) distinct.insert(game);
+    AZ_CHECK(policies.size() == o.max_games);
+    return distinct.size();
+  };
+  EXPECT_EQ(games(0), 1u);
+  EXPECT_GT(games(-1), 1u);
+  EngineOptions o = SmallOptions();
+  o.root_noise_plies = -2;
+  EXPECT_FALSE(Accepted(o));
 }
 
 TEST(SelfPlayEngineTest, ChessGamesPushValidSamples) {
