@@ -227,13 +227,12 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   void PlanMove(Slot& slot) {
     slot.full_search =
         options_.full_search_fraction >= 1.0f || rng_.Uniform() < options_.full_search_fraction;
-    const bool opening =
-        Traits::Ply(slot.search->root_state()) < options_.opening_simulations_plies;
+    const int ply = Traits::Ply(slot.search->root_state());
+    const bool opening = ply < options_.opening_simulations_plies;
     slot.budget = static_cast<std::uint32_t>(!slot.full_search ? options_.fast_simulations
                                              : opening         ? options_.opening_simulations
                                                                : options_.simulations);
-    const bool noise_due = options_.root_noise_plies < 0 ||
-                           Traits::Ply(slot.search->root_state()) < options_.root_noise_plies;
+    const bool noise_due = options_.root_noise_plies < 0 || ply < options_.root_noise_plies;
     slot.search->SetRootNoise(slot.full_search && noise_due);
     slot.search->SetVisitBudget(slot.budget);
   }
