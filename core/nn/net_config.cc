@@ -1,5 +1,9 @@
 #include "core/nn/net_config.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <sstream>
 #include <string_view>
 
@@ -58,6 +62,30 @@ std::string NetConfig::ToString() const {
   if (policy_cell_plane >= 0) out << ", read at plane " << policy_cell_plane;
   out << "), value " << value_channels << " ch -> " << value_hidden << " -> 3";
   return out.str();
+}
+
+bool CpuHasNativeBf16() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(1, 0, eax, ebx, ecx, edx);
+  if ((ecx & (1u << 27)) == 0) return false;  // OSXSAVE: XGETBV is usable
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  const bool os_avx512 = (xcr0_lo & 0xE6u) == 0xE6u;  // SSE, AVX, opmask, ZMM state
+  __cpuid_count(7, 1, eax, ebx, ecx, edx);
+  const bool avx512_bf16 = (eax & (1u << 5)) != 0;
+  __cpuid_count(7, 0, eax, ebx, ecx, edx);
+  const bool amx_bf16 = (edx & (1u << 22)) != 0;
+  return os_avx512 && (avx512_bf16 || amx_bf16);
+#else
+  return false;
+#endif
+}
+
+bool ResolveCpuBf16(std::string_view choice) {
+  if (choice == "auto") return CpuHasNativeBf16();
+  return choice == "on";
 }
 
 Status RuntimeOptions::Validate() const {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/base/status.h"
 
@@ -78,6 +79,10 @@ struct RuntimeOptions {
   bool channels_last = true;
   // fp16 autocast (with dynamic loss scaling when training). Only ever used on CUDA; CPU is fp32.
   bool cuda_fp16 = true;
+  // bf16 autocast on the CPU (forward passes and training; the loss, the softmaxes and the weights
+  // stay fp32). Pays only where the CPU has bf16 dot products (AVX512_BF16 or AMX): elsewhere it
+  // runs, slower. Services decide it with CpuHasNativeBf16() for their `cpu-bf16 = "auto"`.
+  bool cpu_bf16 = false;
   // Layout of the floats the encoder callback or a caller's input buffer holds.
   InputLayout input_layout = InputLayout::kNhwc;
   // Seeds the weight initialisation (torch::manual_seed) when a network is created.
@@ -85,5 +90,12 @@ struct RuntimeOptions {
 
   Status Validate() const;
 };
+
+// Whether this CPU has bf16 dot products (x86 AVX512_BF16 or AMX-BF16, with the OS keeping the
+// AVX-512 state): where RuntimeOptions::cpu_bf16 makes convolutions faster rather than slower.
+bool CpuHasNativeBf16();
+
+// A service's `cpu-bf16` key: "on", "off", or "auto" (on exactly when CpuHasNativeBf16()).
+bool ResolveCpuBf16(std::string_view choice);
 
 }  // namespace az::nn

@@ -85,11 +85,11 @@ Status Network::Forward(const BatchInput& input, const ForwardOutputs& out,
             .contiguous(runtime.channels_last ? torch::MemoryFormat::ChannelsLast
                                               : torch::MemoryFormat::Contiguous);
     c10::InferenceMode inference;
-    AutocastScope autocast(az::nn::UsesFp16(impl_->device, runtime));
+    AutocastScope autocast(AutocastFor(impl_->device, runtime));
     NetOutput result = impl_->model->forward(x, mask);
     if (out.policy_logits != nullptr) CopyOut(result.policy_logits, out.policy_logits);
     if (out.priors != nullptr) {
-      const torch::Tensor policy = result.policy.to(torch::kCPU).contiguous();
+      const torch::Tensor policy = result.policy.to(torch::kCPU, torch::kFloat).contiguous();
       const float* p = policy.data_ptr<float>();
       for (int i = 0; i < input.n; ++i) {
         const float* row = p + static_cast<std::int64_t>(i) * net.policy_size;
@@ -121,5 +121,6 @@ const NetConfig& Network::config() const { return impl_->options.net; }
 std::uint64_t Network::model_version() const { return impl_->model_version; }
 std::string Network::DeviceName() const { return impl_->device.str(); }
 bool Network::UsesFp16() const { return az::nn::UsesFp16(impl_->device, impl_->options.runtime); }
+bool Network::UsesBf16() const { return az::nn::UsesBf16(impl_->device, impl_->options.runtime); }
 
 }  // namespace az::nn

@@ -75,6 +75,8 @@ class Network {
   std::uint64_t model_version() const;
   std::string DeviceName() const;  // "cpu" or "cuda:0"
   bool UsesFp16() const;
+  // True when forward passes run under CPU bf16 autocast (RuntimeOptions::cpu_bf16 on the CPU).
+  bool UsesBf16() const;
 
  private:
   explicit Network(std::unique_ptr<NetworkImpl> impl);

@@ -55,32 +55,64 @@ bool UsesFp16(const torch::Device& device, const RuntimeOptions& runtime) {
   return device.is_cuda() && runtime.cuda_fp16;
 }
 
+bool UsesBf16(const torch::Device& device, const RuntimeOptions& runtime) {
+  return device.is_cpu() && runtime.cpu_bf16;
+}
+
+Autocast AutocastFor(const torch::Device& device, const RuntimeOptions& runtime) {
+  if (UsesFp16(device, runtime)) return Autocast::kCudaFp16;
+  if (UsesBf16(device, runtime)) return Autocast::kCpuBf16;
+  return Autocast::kNone;
+}
+
 namespace {
 
-// LibTorch 2.4 made autocast per device type and deprecated the CUDA-only calls (each call logs a
-// warning); Debian's 1.13 has only those.
+// LibTorch 2.4 made autocast per device type and deprecated the device-specific calls (each call
+// logs a warning); Debian's 1.13 has only those.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 bool CudaAutocastEnabled() { return at::autocast::is_autocast_enabled(at::kCUDA); }
 void SetCudaAutocast(bool enabled) { at::autocast::set_autocast_enabled(at::kCUDA, enabled); }
+bool CpuAutocastEnabled() { return at::autocast::is_autocast_enabled(at::kCPU); }
+void SetCpuAutocast(bool enabled) {
+  at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCPU, enabled);
+}
 #else
 bool CudaAutocastEnabled() { return at::autocast::is_enabled(); }
 void SetCudaAutocast(bool enabled) { at::autocast::set_enabled(enabled); }
+bool CpuAutocastEnabled() { return at::autocast::is_cpu_enabled(); }
+void SetCpuAutocast(bool enabled) {
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::set_cpu_enabled(enabled);
+}
 #endif
 
 }  // namespace
 
-AutocastScope::AutocastScope(bool enabled) : enabled_(enabled) {
-  if (!enabled_) return;
-  previous_ = CudaAutocastEnabled();
-  SetCudaAutocast(true);
+AutocastScope::AutocastScope(Autocast mode) : mode_(mode) {
+  switch (mode_) {
+    case Autocast::kNone: return;
+    case Autocast::kCudaFp16:
+      previous_ = CudaAutocastEnabled();
+      SetCudaAutocast(true);
+      break;
+    case Autocast::kCpuBf16:
+      previous_ = CpuAutocastEnabled();
+      SetCpuAutocast(true);
+      break;
+  }
   at::autocast::increment_nesting();
 }
 
 AutocastScope::~AutocastScope() {
-  if (!enabled_) return;
+  if (mode_ == Autocast::kNone) return;
   // As torch.autocast's __exit__: drop the cast-weight cache when the outermost scope ends.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  SetCudaAutocast(previous_);
+  if (mode_ == Autocast::kCudaFp16) {
+    SetCudaAutocast(previous_);
+  } else {
+    SetCpuAutocast(previous_);
+  }
 }
 
 Status TorchErrorStatus(std::string_view what, const std::exception& e) {

@@ -1,10 +1,11 @@
 #pragma once
 
-// Run-time plumbing shared by the network and the trainer: device choice, thread count, fp16
-// autocast, and turning LibTorch exceptions into Status at the one place they are caught.
+// Run-time plumbing shared by the network and the trainer: device choice, thread count, fp16 and
+// bf16 autocast, and turning LibTorch exceptions into Status at the one place they are caught.
 
 #include <torch/types.h>
 
+#include <cstdint>
 #include <string_view>
 
 #include "core/base/status.h"
@@ -30,16 +31,23 @@ void SetUpTensorProcess(const RuntimeOptions& runtime);
 // True when the run uses fp16 autocast: CUDA and RuntimeOptions::cuda_fp16.
 bool UsesFp16(const torch::Device& device, const RuntimeOptions& runtime);
 
-// Enables CUDA fp16 autocast for its scope when `enabled` (a no-op otherwise). Nests.
+// True when the run uses bf16 autocast: the CPU and RuntimeOptions::cpu_bf16.
+bool UsesBf16(const torch::Device& device, const RuntimeOptions& runtime);
+
+// The reduced precision a run's forward passes (and training) use.
+enum class Autocast : std::uint8_t { kNone, kCudaFp16, kCpuBf16 };
+Autocast AutocastFor(const torch::Device& device, const RuntimeOptions& runtime);
+
+// Enables the given autocast for its scope (kNone: a no-op). Nests.
 class AutocastScope {
  public:
-  explicit AutocastScope(bool enabled);
+  explicit AutocastScope(Autocast mode);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
-  bool enabled_;
+  Autocast mode_;
   bool previous_ = false;
 };
 

@@ -28,6 +28,7 @@ struct TrainerImpl {
   TrainerOptions options;
   torch::Device device{torch::kCPU};
   bool fp16 = false;
+  Autocast autocast = Autocast::kNone;
   AzNet model{nullptr};
   AzNet ema{nullptr};  // the weights' moving average, when options.ema_decay > 0
   std::unique_ptr<torch::optim::Optimizer> optimizer;
@@ -57,6 +58,7 @@ Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
   impl->base_learning_rate = options.learning_rate;
   AZ_ASSIGN_OR_RETURN(impl->device, SelectDevice(options.runtime.device));
   impl->fp16 = UsesFp16(impl->device, options.runtime);
+  impl->autocast = AutocastFor(impl->device, options.runtime);
   const bool scaling = options.loss_scaling == LossScalingMode::kOn ||
                        (options.loss_scaling == LossScalingMode::kAuto && impl->fp16);
   if (scaling) impl->scaler.emplace(options.loss_scaler);
@@ -276,7 +278,7 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
     LossTerms terms;
     torch::Tensor top1_agrees;  // [n] bool
     {
-      AutocastScope autocast(s.fp16);
+      AutocastScope autocast(s.autocast);
       auto [policy_logits, wdl_logits] = s.model->Logits(x);
       terms =
           PerSampleLoss(policy_logits, wdl_logits, policy_target, wdl_target, o.value_loss_weight);
@@ -489,5 +491,6 @@ TrainerCounters Trainer::counters() const { return impl_->counters; }
 const TrainerOptions& Trainer::options() const { return impl_->options; }
 std::string Trainer::DeviceName() const { return impl_->device.str(); }
 bool Trainer::UsesLossScaling() const { return impl_->scaler.has_value(); }
+bool Trainer::UsesBf16() const { return impl_->autocast == Autocast::kCpuBf16; }
 
 }  // namespace az::nn

@@ -89,7 +89,7 @@ struct TrainStepStats {
   // (lc0's "policy accuracy"; unweighted, ties to the lower index): how well the policy fits the
   // search that trains it. In a group, the group's mean.
   double policy_accuracy = 0.0;
-  double grad_norm = 0.0;    // total L2 norm of the (unscaled) gradients before clipping
+  double grad_norm = 0.0;  // total L2 norm of the (unscaled) gradients before clipping
   double learning_rate = 0.0;
   double loss_scale = 1.0;  // the scale used for this step
   SkipReason skipped = SkipReason::kNone;
@@ -168,6 +168,8 @@ class Trainer {
   const TrainerOptions& options() const;
   std::string DeviceName() const;
   bool UsesLossScaling() const;
+  // True when training steps run under CPU bf16 autocast (RuntimeOptions::cpu_bf16 on the CPU).
+  bool UsesBf16() const;
 
  private:
   explicit Trainer(std::unique_ptr<TrainerImpl> impl);

@@ -32,9 +32,8 @@ shm::ChannelSpec ChannelSpecFor(const EvaluatorConfig& c) {
   const service::EvalChannelOptions options{.max_workers = c.max_workers,
                                             .request_capacity = c.request_capacity,
                                             .response_capacity = c.response_capacity};
-  return games::VisitGame(c.game_kind, [&]<games::GameDefinition G>() {
-    return service::EvalChannelSpec<G>(options);
-  });
+  return games::VisitGame(
+      c.game_kind, [&]<games::GameDefinition G>() { return service::EvalChannelSpec<G>(options); });
 }
 
 }  // namespace
@@ -49,6 +48,7 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
   runtime.intra_op_threads = c.threads;
   runtime.channels_last = c.channels_last;
   runtime.cuda_fp16 = c.fp16;
+  runtime.cpu_bf16 = nn::ResolveCpuBf16(c.cpu_bf16);
   runtime.input_layout = GameInputLayout(c.game_kind);
   runtime.seed = c.seed;
   if (c.model.empty()) {
@@ -65,8 +65,12 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
                   << ", " << app->network_->config().ToString();
   }
   AZ_LOG(kInfo) << "network on " << app->network_->DeviceName()
-                << (app->network_->UsesFp16() ? " with fp16 autocast" : " in fp32") << ", "
-                << c.threads << " intra-op thread(s)";
+                << (app->network_->UsesFp16()   ? " with fp16 autocast"
+                    : app->network_->UsesBf16() ? " with bf16 autocast"
+                                                : " in fp32")
+                << " (cpu-bf16 " << c.cpu_bf16 << ", native bf16 "
+                << (nn::CpuHasNativeBf16() ? "yes" : "no") << "), " << c.threads
+                << " intra-op thread(s)";
 
   // The eval channel.
   AZ_ASSIGN_OR_RETURN(shm::Scope scope, service::RunShmScope(c.run_dir, c.shm_scope));
@@ -138,6 +142,7 @@ Result<std::unique_ptr<EvaluatorApp>> EvaluatorApp::Create(const EvaluatorConfig
     app->net_shown_ = app->network_->config().ToString();
     app->device_shown_ = app->network_->DeviceName();
     app->fp16_shown_ = app->network_->UsesFp16();
+    app->bf16_shown_ = app->network_->UsesBf16();
   }
   return app;
 }
@@ -384,6 +389,7 @@ nlohmann::json EvaluatorApp::StatusJson() {
           {"model_path", model_path_shown_},
           {"device", device_shown_},
           {"fp16", fp16_shown_},
+          {"bf16", bf16_shown_},
           {"net", net_shown_},
           {"channel", scope_ + "/" + channel_name_},
           {"max_batch", config_.max_batch},

@@ -113,6 +113,7 @@ class EvaluatorApp {
   std::string net_shown_;
   std::string device_shown_;
   bool fp16_shown_ = false;
+  bool bf16_shown_ = false;
 
   // The loop's own.
   Counters logged_;

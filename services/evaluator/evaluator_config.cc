@@ -34,6 +34,10 @@ void AddEvaluatorOptions(CLI::App& app, EvaluatorConfig& c) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--fp16", c.fp16, "fp16 autocast on CUDA")->capture_default_str();
+  app.add_option("--cpu-bf16", c.cpu_bf16,
+                 "bf16 autocast on the CPU: auto (where the CPU has bf16 dot products), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_option("--channels-last", c.channels_last, "run convolutions on NHWC memory")
       ->capture_default_str();
   app.add_option("--seed", c.seed, "weight initialisation seed of a fresh network")
@@ -125,6 +129,7 @@ nlohmann::json ConfigToJson(const EvaluatorConfig& c) {
           {"device", c.device},
           {"threads", c.threads},
           {"fp16", c.fp16},
+          {"cpu_bf16", c.cpu_bf16},
           {"channels_last", c.channels_last},
           {"seed", c.seed},
           {"max_batch", c.max_batch},

@@ -30,7 +30,9 @@ struct EvaluatorConfig : service::ServiceOptions {
   std::string model;  // weights file; empty: a freshly initialised default network (version 0)
   std::string device = "auto";  // auto, cpu or cuda
   int threads = 1;              // LibTorch intra-op threads
-  bool fp16 = true;             // fp16 autocast on CUDA (CPU is always fp32)
+  bool fp16 = true;             // fp16 autocast on CUDA
+  // bf16 autocast on the CPU: auto (where the CPU has bf16 dot products), on, off.
+  std::string cpu_bf16 = "auto";
   bool channels_last = true;
   std::uint64_t seed = 0;  // initialisation of the fresh network
 

@@ -103,6 +103,7 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.runtime.intra_op_threads = c.threads;
   options.runtime.channels_last = c.channels_last;
   options.runtime.cuda_fp16 = c.fp16;
+  options.runtime.cpu_bf16 = nn::ResolveCpuBf16(c.cpu_bf16);
   options.runtime.input_layout = app->decoder_->input_layout();
   options.runtime.seed = c.seed;
   options.learning_rate = c.lr;
@@ -122,7 +123,11 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
     app->snapshot_.device = app->trainer_->DeviceName();
   }
   AZ_LOG(kInfo) << "network " << c.net_config.ToString() << " on " << app->trainer_->DeviceName()
-                << (app->trainer_->UsesLossScaling() ? " (fp16, loss scaling)" : "");
+                << (app->trainer_->UsesLossScaling() ? " (fp16, loss scaling)"
+                    : app->trainer_->UsesBf16()      ? " (bf16 autocast)"
+                                                     : "")
+                << " (cpu-bf16 " << c.cpu_bf16 << ", native bf16 "
+                << (nn::CpuHasNativeBf16() ? "yes" : "no") << ")";
 
   // Checkpoints and models are rank 0's alone (every rank holds the same state).
   if (app->IsRoot()) {
@@ -721,9 +726,9 @@ void LearnerApp::LogProgress(bool force) {
   std::ostringstream line;
   line << std::fixed << std::setprecision(4) << "step " << s.step << " (+" << steps << ") loss "
        << s.loss << " (policy " << s.policy_loss << ", value " << s.value_loss << ") policy top-1 "
-       << std::setprecision(1) << 100.0 * s.policy_accuracy_avg << "% grad "
-       << std::setprecision(3) << s.grad_norm << " lr " << std::setprecision(6) << s.learning_rate
-       << " beta " << std::setprecision(3) << s.beta << " | " << std::setprecision(1) << rate
+       << std::setprecision(1) << 100.0 * s.policy_accuracy_avg << "% grad " << std::setprecision(3)
+       << s.grad_norm << " lr " << std::setprecision(6) << s.learning_rate << " beta "
+       << std::setprecision(3) << s.beta << " | " << std::setprecision(1) << rate
        << " samples/s | model " << s.model_version << " | malformed " << s.malformed << ", skipped "
        << s.skipped_nonfinite + s.skipped_other;
   AZ_LOG(kInfo) << line.str();

@@ -86,6 +86,10 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
       ->capture_default_str();
   app.add_option("--fp16", c.fp16, "fp16 autocast with loss scaling on CUDA")
       ->capture_default_str();
+  app.add_option("--cpu-bf16", c.cpu_bf16,
+                 "bf16 autocast on the CPU: auto (where the CPU has bf16 dot products), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_option("--channels-last", c.channels_last, "run convolutions on NHWC memory")
       ->capture_default_str();
   app.add_option("--seed", c.seed, "weight initialisation seed of a fresh network")
@@ -336,6 +340,7 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"device", c.device},
           {"threads", c.threads},
           {"fp16", c.fp16},
+          {"cpu_bf16", c.cpu_bf16},
           {"channels_last", c.channels_last},
           {"seed", c.seed},
           {"batch", c.batch},

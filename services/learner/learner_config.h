@@ -46,7 +46,9 @@ struct LearnerConfig : service::ServiceOptions {
   int value_hidden = 0;         // the value head's hidden units; 0: the preset's
   std::string device = "auto";  // auto, cpu or cuda
   int threads = 1;              // LibTorch intra-op threads
-  bool fp16 = true;             // fp16 autocast + loss scaling on CUDA (CPU is always fp32)
+  bool fp16 = true;             // fp16 autocast + loss scaling on CUDA
+  // bf16 autocast on the CPU: auto (where the CPU has bf16 dot products), on, off.
+  std::string cpu_bf16 = "auto";
   bool channels_last = true;
   std::uint64_t seed = 0;  // initialisation of a fresh network
 

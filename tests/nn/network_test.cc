@@ -203,6 +203,49 @@ TEST(NetworkFacadeTest, InputPathsAgreeAndPriorsCoverLegalMoves) {
   for (std::size_t k = 0; k < actions.size(); ++k) EXPECT_NEAR(priors_a[k], priors_c[k], 1e-5);
 }
 
+// cpu-bf16: the same weights under CPU bf16 autocast give the fp32 outputs to bf16's precision
+// (8 bits of mantissa), and the outputs callers read stay fp32: priors still sum to one.
+TEST(NetworkFacadeTest, Bf16AutocastOnTheCpuKeepsTheOutputsNearFp32) {
+  const NetConfig c = testing::TinyConfig();
+  const testing::SampleSet set = testing::MakeSamples(c, 3, 11);
+  NetworkOptions options{.net = c};
+  options.runtime.device = DeviceChoice::kCpu;
+  options.runtime.seed = 5;
+  auto fp32 = Network::Create(options);
+  options.runtime.cpu_bf16 = true;
+  auto bf16 = Network::Create(options);  // same seed: same weights
+  ASSERT_TRUE(fp32.ok() && bf16.ok());
+  EXPECT_FALSE((*fp32)->UsesBf16());
+  EXPECT_TRUE((*bf16)->UsesBf16());
+  const std::vector<std::int32_t> offsets = {0, 2, 3, 7};
+  const std::vector<std::int32_t> actions = {0, 3, 6, 1, 2, 4, 5};
+  const LegalMovesView legal{offsets, actions};
+  std::vector<float> priors_a(actions.size()), priors_b(actions.size()), value_a(3), value_b(3);
+  ASSERT_TRUE((*fp32)
+                  ->Forward({.n = 3, .data = set.inputs.data()},
+                            {.priors = priors_a.data(), .value = value_a.data()}, &legal)
+                  .ok());
+  const Status status =
+      (*bf16)->Forward({.n = 3, .data = set.inputs.data()},
+                       {.priors = priors_b.data(), .value = value_b.data()}, &legal);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_NE(priors_a, priors_b);  // the autocast took effect
+  for (std::size_t k = 0; k < actions.size(); ++k) EXPECT_NEAR(priors_a[k], priors_b[k], 0.02);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(value_a[i], value_b[i], 0.02);
+    float sum = 0.0f;
+    for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k) sum += priors_b[k];
+    EXPECT_NEAR(sum, 1.0f, 1e-5) << "position " << i;
+  }
+}
+
+// "auto" follows the CPU; "on" and "off" do what they say.
+TEST(RuntimeOptionsTest, CpuBf16ChoiceResolves) {
+  EXPECT_TRUE(ResolveCpuBf16("on"));
+  EXPECT_FALSE(ResolveCpuBf16("off"));
+  EXPECT_EQ(ResolveCpuBf16("auto"), CpuHasNativeBf16());
+}
+
 TEST(NetworkFacadeTest, RejectsMalformedRequests) {
   NetworkOptions options{.net = testing::TinyConfig()};
   options.runtime.device = DeviceChoice::kCpu;

@@ -55,19 +55,40 @@ void ExpectAllNear(const std::vector<float>& a, const std::vector<float>& b, flo
   for (std::size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], tolerance) << "index " << i;
 }
 
-TEST(TrainerTest, HundredStepsOnAFixedBatchDriveTheLossDown) {
-  const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 16, 3);
-  auto trainer = MakeTrainer(TinyOptions());
-  double first = 0.0, last = 0.0;
-  for (int step = 0; step < 100; ++step) {
-    const Result<TrainStepResult> r = trainer->TrainStep(set.samples, set.Encoder());
+// The first and the last loss of `steps` steps on one fixed batch; every step must be taken.
+void TrainOnAFixedBatch(Trainer& trainer, const testing::SampleSet& set, int steps, double& first,
+                        double& last) {
+  for (int step = 0; step < steps; ++step) {
+    const Result<TrainStepResult> r = trainer.TrainStep(set.samples, set.Encoder());
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     ASSERT_EQ(r->stats.skipped, SkipReason::kNone);
     if (step == 0) first = r->stats.loss;
     last = r->stats.loss;
   }
+}
+
+TEST(TrainerTest, HundredStepsOnAFixedBatchDriveTheLossDown) {
+  const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 16, 3);
+  auto trainer = MakeTrainer(TinyOptions());
+  double first = 0.0, last = 0.0;
+  TrainOnAFixedBatch(*trainer, set, 100, first, last);
   EXPECT_EQ(trainer->counters().steps, 100u);
   // Starts near log 7 + log 3 ~ 3.0 (uniform guesses); a fixed batch of 16 is memorised.
+  EXPECT_GT(first, 2.0);
+  EXPECT_LT(last, 0.5 * first);
+}
+
+// cpu-bf16: training under CPU bf16 autocast still learns (the loss and the weights stay fp32, so
+// a fixed batch is memorised as in fp32), and the trainer says it runs in bf16.
+TEST(TrainerTest, Bf16AutocastOnTheCpuStillDrivesTheLossDown) {
+  const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 16, 3);
+  TrainerOptions options = TinyOptions();
+  options.runtime.cpu_bf16 = true;
+  auto trainer = MakeTrainer(options);
+  EXPECT_TRUE(trainer->UsesBf16());
+  EXPECT_FALSE(MakeTrainer(TinyOptions())->UsesBf16());
+  double first = 0.0, last = 0.0;
+  TrainOnAFixedBatch(*trainer, set, 100, first, last);
   EXPECT_GT(first, 2.0);
   EXPECT_LT(last, 0.5 * first);
 }

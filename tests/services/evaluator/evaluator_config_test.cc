@@ -73,5 +73,21 @@ TEST(EvaluatorConfigTest, CacheSizeIsZeroOrAPowerOfTwoInRange) {
   }
 }
 
+// cpu-bf16 takes auto, on or off and nothing else, by name, and the effective configuration shows
+// the choice (the log's "network on" line shows what it resolved to).
+TEST(EvaluatorConfigTest, CpuBf16IsAutoOnOrOff) {
+  ipc::testing::TempDir dir;
+  for (const char* good : {"auto", "on", "off"}) {
+    EvaluatorConfig config;
+    const Status status = Parse(config, {"--run-dir", dir.path(), "--cpu-bf16", good});
+    EXPECT_TRUE(status.ok()) << good << ": " << status.ToString();
+    EXPECT_EQ(ConfigToJson(config)["cpu_bf16"], good);
+  }
+  EvaluatorConfig config;
+  const Status status = Parse(config, {"--run-dir", dir.path(), "--cpu-bf16", "true"});
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("cpu-bf16"));
+}
+
 }  // namespace
 }  // namespace az::evaluator

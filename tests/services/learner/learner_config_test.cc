@@ -98,6 +98,19 @@ TEST(LearnerConfigTest, PolicyHeadIsThePresetsUnlessAskedFor) {
   EXPECT_FALSE(Parse({"--run-dir", "/tmp/x", "--policy-head", "sparse"}, other).ok());
 }
 
+// cpu-bf16 takes auto, on or off and nothing else; the effective configuration shows the choice.
+TEST(LearnerConfigTest, CpuBf16IsAutoOnOrOff) {
+  for (const char* good : {"auto", "on", "off"}) {
+    LearnerConfig config;
+    ASSERT_TRUE(Parse({"--run-dir", "/tmp/x", "--cpu-bf16", good}, config).ok()) << good;
+    EXPECT_EQ(ConfigToJson(config)["cpu_bf16"], good);
+  }
+  LearnerConfig config;
+  const Status status = Parse({"--run-dir", "/tmp/x", "--cpu-bf16", "bf16"}, config);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("cpu-bf16"));
+}
+
 TEST(LearnerConfigTest, OutOfRangeValuesAndUnknownKeysAreRefused) {
   LearnerConfig a, b, c, d;
   EXPECT_FALSE(Parse({"--run-dir", "/tmp/x", "--batch", "0"}, a).ok());
