@@ -171,8 +171,10 @@ TEST(EvaluatorServiceTest, AnswersWithTheNetworksPriorsOverTheLegalMovesAndItsWd
   const std::string model = run.File("chess.azw");
   const nn::NetConfig net = TinyNet(nn::NetConfig::ChessSmall());
   WriteNetwork(model, net, 5, 3);
+  // fp32 on every CPU: the comparison below is to 1e-4, which bf16 (cpu-bf16's default "auto" on
+  // a CPU with bf16 dot products) does not keep.
   Service evaluator(run, "az-evaluator", "evaluator",
-                    EvaluatorArgs(run, "chess", {"--model", model}));
+                    EvaluatorArgs(run, "chess", {"--model", model, "--cpu-bf16", "off"}));
   shm::RequestClient client = AttachWorker<Chess>(run, 0);
   const std::vector<TestLeaf<Chess>> leaves = ChessLeaves(40);
   Submit<Chess>(client, leaves);
