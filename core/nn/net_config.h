@@ -77,11 +77,11 @@ struct RuntimeOptions {
   int intra_op_threads = 1;
   // Run convolutions on channels-last (NHWC) memory; see docs/nn.md for the measured difference.
   bool channels_last = true;
-  // fp16 autocast (with dynamic loss scaling when training). Only ever used on CUDA; CPU is fp32.
+  // fp16 autocast (with dynamic loss scaling when training). Only ever used on CUDA.
   bool cuda_fp16 = true;
   // bf16 autocast on the CPU (forward passes and training; the loss, the softmaxes and the weights
-  // stay fp32). Pays only where the CPU has bf16 dot products (AVX512_BF16 or AMX): elsewhere it
-  // runs, slower. Services decide it with CpuHasNativeBf16() for their `cpu-bf16 = "auto"`.
+  // stay fp32). Pays where the CPU has bf16 dot products (AVX512_BF16 or AMX); elsewhere it runs
+  // without them (not measured). Services decide it with CpuHasNativeBf16() for `cpu-bf16 = "auto"`.
   bool cpu_bf16 = false;
   // Layout of the floats the encoder callback or a caller's input buffer holds.
   InputLayout input_layout = InputLayout::kNhwc;

@@ -27,7 +27,6 @@ namespace az::nn {
 struct TrainerImpl {
   TrainerOptions options;
   torch::Device device{torch::kCPU};
-  bool fp16 = false;
   Autocast autocast = Autocast::kNone;
   AzNet model{nullptr};
   AzNet ema{nullptr};  // the weights' moving average, when options.ema_decay > 0
@@ -57,10 +56,10 @@ Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
   impl->options = options;
   impl->base_learning_rate = options.learning_rate;
   AZ_ASSIGN_OR_RETURN(impl->device, SelectDevice(options.runtime.device));
-  impl->fp16 = UsesFp16(impl->device, options.runtime);
   impl->autocast = AutocastFor(impl->device, options.runtime);
-  const bool scaling = options.loss_scaling == LossScalingMode::kOn ||
-                       (options.loss_scaling == LossScalingMode::kAuto && impl->fp16);
+  const bool scaling =
+      options.loss_scaling == LossScalingMode::kOn ||
+      (options.loss_scaling == LossScalingMode::kAuto && impl->autocast == Autocast::kCudaFp16);
   if (scaling) impl->scaler.emplace(options.loss_scaler);
   try {
     SetUpTensorProcess(options.runtime);
