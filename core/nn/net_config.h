@@ -81,7 +81,7 @@ struct RuntimeOptions {
   bool cuda_fp16 = true;
   // bf16 autocast on the CPU (forward passes and training; the loss, the softmaxes and the weights
   // stay fp32). Pays where the CPU has bf16 dot products (AVX512_BF16 or AMX); elsewhere it runs
-  // without them (not measured). Services decide it with CpuHasNativeBf16() for `cpu-bf16 = "auto"`.
+  // without them (not measured). Services decide it with CpuHasNativeBf16() for "auto".
   bool cpu_bf16 = false;
   // Layout of the floats the encoder callback or a caller's input buffer holds.
   InputLayout input_layout = InputLayout::kNhwc;
