@@ -8,7 +8,8 @@
 //   [0]  magic, version, reserved0 (0)
 //   [8]  game_id, [16] model_version (the network that searched it), [20] ply (stones on board)
 //   [24] z, the game's outcome from the side to move's view (+1 win, 0 draw, -1 loss)
-//   [28] the search root's WDL, [40] its soft (risk-adjusted) value, [44] flags (kDenseHasOutcome)
+//   [28] the search root's WDL, [40] its soft (risk-adjusted) value, [44] flags (kDenseHasOutcome,
+//   kDenseOffPolicy)
 //   [48] the game's position record
 //   then one 16-bit fixed-point visit probability per action (value / 65535; 0 for an illegal
 //   action; summing to 65535), then zero bytes up to a multiple of 8 (at least 2).
@@ -41,6 +42,9 @@
 namespace az::games {
 
 inline constexpr std::uint32_t kDenseHasOutcome = 1;  // z was set from the finished game
+// The move played from the position was not the search's (game.h's Provenance): z is
+// not its value; the learner trains the value on the root WDL alone.
+inline constexpr std::uint32_t kDenseOffPolicy = 2;
 
 template <typename Record, int kActions, std::uint32_t kMagic, std::uint16_t kVersion>
 struct DenseSample {
@@ -59,7 +63,7 @@ struct DenseSample {
   float z = 0.0f;                      // [24] outcome, side to move's view
   std::array<float, 3> root_wdl = {};  // [28] search root win/draw/loss
   float soft_value = 0.0f;             // [40] search root risk-adjusted value
-  std::uint32_t flags = 0;             // [44] kDenseHasOutcome
+  std::uint32_t flags = 0;             // [44] kDenseHasOutcome, kDenseOffPolicy
   Record position;                     // [48]
   // Visit probability * 65535 per action; 0 for an illegal one.
   std::array<std::uint16_t, kActions> policy = {};
@@ -146,6 +150,7 @@ Result<typename G::Sample> MakeDenseSample(const typename G::State& state,
   sample::QuantizeProbabilities(weights, sample.policy);
   sample.game_id = provenance.game_id;
   sample.model_version = provenance.model_version;
+  if (provenance.off_policy) sample.flags |= kDenseOffPolicy;
   sample.ply = static_cast<std::uint32_t>(G::Ply(state));
   for (int k = 0; k < 3; ++k) sample.root_wdl[k] = search.root_wdl[k] / wdl_sum;
   sample.soft_value = std::clamp(soft, -1.0f, 1.0f);
@@ -183,7 +188,9 @@ Status ValidateDenseSample(const typename G::Sample& s) {
   if (s.magic != Sample::kSampleMagic) {
     return DataLoss(name + ": bad magic " + std::to_string(s.magic) + " (not a sample)");
   }
-  const auto error = [&name](const std::string& what) { return InvalidArgument(name + ": " + what); };
+  const auto error = [&name](const std::string& what) {
+    return InvalidArgument(name + ": " + what);
+  };
   if (s.version != Sample::kSampleVersion) {
     return error("version " + std::to_string(s.version) + ", this build reads version " +
                  std::to_string(Sample::kSampleVersion));
@@ -218,7 +225,9 @@ Status ValidateDenseSample(const typename G::Sample& s) {
   if (!InRange(s.soft_value, -1.0f, 1.0f)) {
     return error("soft value " + Str(s.soft_value) + " is not in [-1, 1]");
   }
-  if ((s.flags & ~kDenseHasOutcome) != 0) return error("unknown flags " + std::to_string(s.flags));
+  if ((s.flags & ~(kDenseHasOutcome | kDenseOffPolicy)) != 0) {
+    return error("unknown flags " + std::to_string(s.flags));
+  }
   if ((s.flags & kDenseHasOutcome) == 0) return error("the game outcome z was never set");
   return Status::Ok();
 }
@@ -264,6 +273,7 @@ struct DenseSampleGame {
   static std::uint32_t SampleModelVersion(const Sample& s) { return s.model_version; }
   static float SampleZ(const Sample& s) { return s.z; }
   static std::array<float, 3> SampleRootWdl(const Sample& s) { return s.root_wdl; }
+  static bool SampleOffPolicy(const Sample& s) { return (s.flags & kDenseOffPolicy) != 0; }
   static const auto& SampleRecord(const Sample& s) { return s.position; }
   static void AppendPolicy(const Sample& s, std::vector<PolicyTarget>& out) {
     AppendDensePolicy(s, out);

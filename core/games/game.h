@@ -52,6 +52,7 @@
 //     static std::uint32_t SampleModelVersion(const Sample&);
 //     static float SampleZ(const Sample&);          // outcome, side to move's view
 //     static std::array<float, 3> SampleRootWdl(const Sample&);  // the search root's W, D, L
+//     static bool SampleOffPolicy(const Sample&);  // z is not its value (Provenance::off_policy)
 //     static const Record& SampleRecord(const Sample&);
 //     static void AppendPolicy(const Sample&, std::vector<PolicyTarget>& out);  // weight > 0 only
 //
@@ -153,10 +154,15 @@ struct PlayDefaults {
   float draw_score = 0;
 };
 
-// Who made a sample.
+// Who made a sample, and how.
 struct Provenance {
   std::uint64_t game_id = 0;
   std::uint32_t model_version = 0;
+  // The move played from this position was not the search's (a random opening ply searched only
+  // for its policy target): the game's outcome is not this position's value under the network's
+  // play, so the learner's value target is the search root's WDL alone (the sample's off-policy
+  // flag, SampleOffPolicy).
+  bool off_policy = false;
 };
 
 // What the search says about a root: a weight (visit count, or any non-negative number; only
@@ -231,6 +237,7 @@ concept GameDefinition = Game<G> && std::is_trivially_copyable_v<typename G::Sam
   { G::SampleModelVersion(sample) } -> std::same_as<std::uint32_t>;
   { G::SampleZ(sample) } -> std::same_as<float>;
   { G::SampleRootWdl(sample) } -> std::same_as<std::array<float, 3>>;
+  { G::SampleOffPolicy(sample) } -> std::same_as<bool>;
   { G::SampleRecord(sample) } -> std::same_as<const typename G::Record&>;
   { G::AppendPolicy(sample, targets) } -> std::same_as<void>;
   { G::TransformSample(sample, 0) } -> std::same_as<typename G::Sample>;

@@ -67,7 +67,9 @@ Status ValidateSample(const ChessSample& s) {
   if (!InRange(s.soft_value, -1.0f, 1.0f)) {
     return error("soft value " + Str(s.soft_value) + " is not in [-1, 1]");
   }
-  if ((s.flags & ~kHasOutcome) != 0) return error("unknown flags " + std::to_string(s.flags));
+  if ((s.flags & ~(kHasOutcome | kOffPolicy)) != 0) {
+    return error("unknown flags " + std::to_string(s.flags));
+  }
   if ((s.flags & kHasOutcome) == 0) return error("the game outcome z was never set");
   const std::uint32_t expected_history = std::min<std::uint32_t>(s.ply, encoding::kHistoryLength);
   if (s.position.history_count != expected_history) {

@@ -41,6 +41,9 @@ inline constexpr float kWdlSumTolerance = 1e-3f;
 
 // Bits of ChessSample::flags.
 inline constexpr std::uint32_t kHasOutcome = 1;  // z was set from the finished game
+// The move played from the position was not the search's (sample_builder.h's Provenance, from
+// core/games/game.h's): z is not its value; the learner trains the value on the root WDL alone.
+inline constexpr std::uint32_t kOffPolicy = 2;
 
 struct PolicyEntry {
   std::uint16_t index;        // encoding::MoveToIndex of a legal move, < kPolicySize
@@ -58,7 +61,7 @@ struct ChessSample {
   float z = 0.0f;                          // [24] outcome, side to move's view, in [-1, 1]
   std::array<float, 3> root_wdl = {};      // [28] search root win/draw/loss, side to move's view
   float soft_value = 0.0f;                 // [40] search root risk-adjusted value, in [-1, 1]
-  std::uint32_t flags = 0;                 // [44] kHasOutcome
+  std::uint32_t flags = 0;                 // [44] kHasOutcome, kOffPolicy
   encoding::PositionRecord position;       // [48]
   PolicyEntry policy[kMaxPolicyEntries] = {};  // [288] entries past num_moves are zero
 };

@@ -122,6 +122,7 @@ Result<ChessSample> MakeSample(const chess::Game& game, const SearchSummary& sea
   sample.num_moves = static_cast<std::uint16_t>(n);
   sample.game_id = provenance.game_id;
   sample.model_version = provenance.model_version;
+  if (provenance.off_policy) sample.flags |= kOffPolicy;
   sample.ply = static_cast<std::uint32_t>(game.ply());
   const float wdl_sum = search.root_wdl[0] + search.root_wdl[1] + search.root_wdl[2];
   for (int k = 0; k < 3; ++k) sample.root_wdl[k] = search.root_wdl[k] / wdl_sum;

@@ -41,6 +41,7 @@ struct SearchSummary {
 struct Provenance {
   std::uint64_t game_id = 0;
   std::uint32_t model_version = 0;
+  bool off_policy = false;  // games::Provenance's: sets kOffPolicy
 };
 
 // The sample of the game's current position: its record, every legal move with its probability

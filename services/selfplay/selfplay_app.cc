@@ -243,6 +243,7 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"search_seconds", c.search_seconds},
           {"eval_wait_seconds", c.wait_seconds},
           {"opening_random_plies", c.opening_plies},
+          {"opening_random_plies_recorded", c.opening_plies_recorded},
           {"adjudications",
            {{"resign", c.resignations},
             {"draw", c.draw_adjudications},

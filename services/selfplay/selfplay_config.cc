@@ -164,8 +164,8 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "a file of start positions, one a line in the game's position text (chess: FEN "
                  "or startpos moves ...), one drawn per game; empty: the game's start");
   app.add_option("--random-opening-plies", c.random_opening_plies,
-                 "the most uniformly random plies at a game's start, not recorded (-1: the game's "
-                 "default, chess 8, others 0)")
+                 "the most uniformly random plies at a game's start (-1: the game's default, chess "
+                 "8, others 0)")
       ->check(CLI::Range(-1, 1 << 20))
       ->capture_default_str();
   app.add_option("--random-opening-plies-min", c.random_opening_plies_min,
@@ -176,6 +176,12 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
   app.add_option("--random-opening-careful", c.random_opening_careful,
                  "each random opening ply avoids, where it can, a move that hands the opponent a "
                  "win at once (balanced openings)")
+      ->capture_default_str();
+  app.add_option("--random-opening-record-from", c.random_opening_record_from,
+                 "the random opening plies from this ply on are searched and recorded as samples "
+                 "(the policy target the search's, the value target its root WDL; the move played "
+                 "stays random); -1: none, the random plies are not searched")
+      ->check(CLI::Range(-1, 1 << 20))
       ->capture_default_str();
   app.add_option("--resign-value", c.resign_value,
                  "a side whose root value stays below minus this for --resign-plies plies loses "
@@ -343,6 +349,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.random_opening_plies_min = c.random_opening_plies_min;
   o.random_opening_plies_max = c.random_opening_plies;
   o.random_opening_careful = c.random_opening_careful;
+  o.random_opening_record_from = c.random_opening_record_from;
   o.adjudication = {.resign_value = c.resign_value,
                     .resign_plies = c.resign_plies,
                     .resign_playthrough_fraction = c.resign_playthrough_fraction,
@@ -401,6 +408,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"random_opening_plies", c.random_opening_plies},
           {"random_opening_plies_min", c.random_opening_plies_min},
           {"random_opening_careful", c.random_opening_careful},
+          {"random_opening_record_from", c.random_opening_record_from},
           {"resign_value", c.resign_value},
           {"resign_plies", c.resign_plies},
           {"resign_playthrough_fraction", c.resign_playthrough_fraction},

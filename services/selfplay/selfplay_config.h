@@ -70,8 +70,10 @@ struct SelfPlayConfig : service::ServiceOptions {
   int random_opening_plies_min = -1;  // the fewest; -1: the game's default, capped at the most
   // Random plies never hand the opponent a win at once, where they can avoid it.
   bool random_opening_careful = false;
-  float resign_value = -1.0f;         // -1: the game's default; 0: off
-  int resign_plies = 0;               // 0: the game's default
+  // Random plies from this ply on are searched and recorded as off-policy samples. -1: none.
+  int random_opening_record_from = -1;
+  float resign_value = -1.0f;                    // -1: the game's default; 0: off
+  int resign_plies = 0;                          // 0: the game's default
   float resign_playthrough_fraction = -1.0f;     // -1: the game's default
   float draw_adjudicate_value = -1.0f;           // -1: the game's default; 0: off
   int draw_adjudicate_plies = 0;                 // 0: the game's default

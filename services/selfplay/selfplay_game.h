@@ -27,9 +27,10 @@ struct SelfPlayGame {
   static typename G::State NewGame(int max_plies) { return G::NewGame(max_plies); }
 
   // The sample of the search's root: the search's policy target (the visit distribution, or
-  // Gumbel's improved policy), the root's WDL and soft value.
+  // Gumbel's improved policy), the root's WDL and soft value. `off_policy`: the move played from
+  // it will not be the search's (Provenance::off_policy).
   static Result<Sample> MakeSample(const mcts::Search<G>& search, std::uint64_t game_id,
-                                   std::uint32_t model_version) {
+                                   std::uint32_t model_version, bool off_policy = false) {
     thread_local std::vector<games::MoveWeight<typename G::Move>> moves;
     moves.clear();
     for (const auto& child : search.RootChildren()) {
@@ -40,7 +41,7 @@ struct SelfPlayGame {
         moves,
         {static_cast<float>(wdl.win), static_cast<float>(wdl.draw), static_cast<float>(wdl.loss)},
         static_cast<float>(search.SoftValue())};
-    return G::MakeSample(search.root_state(), summary, {game_id, model_version});
+    return G::MakeSample(search.root_state(), summary, {game_id, model_version, off_policy});
   }
 
   // `final_value`: the outcome for the side to move in `final_state` (-1 lost, 0 draw).

@@ -78,7 +78,10 @@ struct SelfPlayMetrics::Families {
         wait_seconds(MakeCounter(r, "az_selfplay_eval_wait_seconds_total",
                                  "Time the worker spent waiting for eval answers")),
         opening_plies(MakeCounter(r, "az_selfplay_opening_random_plies_total",
-                                  "Uniformly random opening plies played (not recorded)")),
+                                  "Uniformly random opening plies played")),
+        opening_plies_recorded(
+            MakeCounter(r, "az_selfplay_opening_random_plies_recorded_total",
+                        "Random opening plies searched and recorded as off-policy samples")),
         adjudications(prometheus::BuildCounter()
                           .Name("az_selfplay_adjudications_total")
                           .Help("Games ended early on the search's value, by kind")
@@ -129,6 +132,7 @@ struct SelfPlayMetrics::Families {
   Counter& search_seconds;
   Counter& wait_seconds;
   Counter& opening_plies;
+  Counter& opening_plies_recorded;
   prometheus::Family<Counter>& adjudications;
   Counter& resignations;
   Counter& draw_adjudications;
@@ -173,6 +177,7 @@ void SelfPlayMetrics::Update(const EngineCounters& c, const shm::ChannelClientSt
   AdvanceTo(m_->search_seconds, c.search_seconds);
   AdvanceTo(m_->wait_seconds, c.wait_seconds);
   AdvanceTo(m_->opening_plies, static_cast<double>(c.opening_plies));
+  AdvanceTo(m_->opening_plies_recorded, static_cast<double>(c.opening_plies_recorded));
   AdvanceTo(m_->resignations, static_cast<double>(c.resignations));
   AdvanceTo(m_->draw_adjudications, static_cast<double>(c.draw_adjudications));
   AdvanceTo(m_->material_adjudications, static_cast<double>(c.material_adjudications));

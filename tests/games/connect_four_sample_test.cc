@@ -111,6 +111,22 @@ TEST(ConnectFourSampleTest, OutcomeAlternatesWithTheSideToMove) {
   EXPECT_EQ(std::memcmp(&draw.z, &zero, sizeof zero), 0);
 }
 
+TEST(ConnectFourSampleTest, AnOffPolicyProvenanceIsFlaggedAndTheSampleStaysValid) {
+  // Through the game definition, as self-play builds samples.
+  using Move = games::ConnectFour::Move;
+  const games::MoveWeight<Move> moves[] = {{Move{3}, 2.0f}, {Move{4}, 1.0f}};
+  const games::SearchSummary<Move> summary{moves, {0.5f, 0.3f, 0.2f}, 0.25f};
+  Result<ConnectFourSample> made =
+      games::ConnectFour::MakeSample(Position("4453"), summary, {77, 5, /*off_policy=*/true});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ConnectFourSample s = *made;
+  EXPECT_EQ(s.flags, games::kDenseOffPolicy);
+  SetConnectFourOutcome(s, 1, 9);
+  EXPECT_TRUE(ValidateConnectFourSample(s).ok()) << ValidateConnectFourSample(s).ToString();
+  EXPECT_TRUE(games::ConnectFour::SampleOffPolicy(s));
+  EXPECT_FALSE(games::ConnectFour::SampleOffPolicy(Finished()));
+}
+
 TEST(ConnectFourSampleTest, MakeSampleRefusesBadSearchResults) {
   const ConnectFourPosition full_column = Position("111111");
   EXPECT_EQ(

@@ -169,6 +169,20 @@ TEST(ChessSampleTest, SamplesFromRandomGamesValidateAndCarryTheOutcomeForTheSide
   EXPECT_GT(checked, 2000);
 }
 
+TEST(ChessSampleTest, AnOffPolicyProvenanceIsFlaggedAndTheSampleStaysValid) {
+  const Game game;
+  const MoveWeight moves[] = {{Uci(game, "e2e4"), 60}, {Uci(game, "d2d4"), 40}};
+  Result<ChessSample> made =
+      MakeSample(game, {moves, {0.5f, 0.3f, 0.2f}, 0.25f}, {77, 5, /*off_policy=*/true});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ChessSample s = *made;
+  EXPECT_EQ(s.flags, kOffPolicy);
+  SetOutcome(s, chess::GameResult::kDraw);
+  EXPECT_EQ(s.flags, kOffPolicy | kHasOutcome);
+  EXPECT_TRUE(ValidateSample(s).ok()) << ValidateSample(s).ToString();
+  EXPECT_EQ(StartSample().flags, kHasOutcome);  // on-policy by default
+}
+
 TEST(ChessSampleTest, OutcomeIsSeenFromEachSamplesSideToMove) {
   Game game;
   std::vector<ChessSample> samples;

@@ -57,7 +57,8 @@ Result<sample::ChessSample> Chess::MakeSample(const State& state, const SearchSu
   moves.clear();
   for (const MoveWeight<Move>& entry : search.moves) moves.push_back({entry.move, entry.weight});
   const sample::SearchSummary summary{moves, search.root_wdl, search.soft_value};
-  return sample::MakeSample(state, summary, {provenance.game_id, provenance.model_version});
+  return sample::MakeSample(state, summary,
+                            {provenance.game_id, provenance.model_version, provenance.off_policy});
 }
 
 void Chess::SetOutcome(std::span<Sample> samples, const State& final_state, int final_value) {

@@ -110,6 +110,7 @@ struct Chess {
   static std::uint32_t SampleModelVersion(const Sample& s) { return s.model_version; }
   static float SampleZ(const Sample& s) { return s.z; }
   static std::array<float, 3> SampleRootWdl(const Sample& s) { return s.root_wdl; }
+  static bool SampleOffPolicy(const Sample& s) { return (s.flags & sample::kOffPolicy) != 0; }
   static const Record& SampleRecord(const Sample& s) { return s.position; }
   static void AppendPolicy(const Sample& s, std::vector<PolicyTarget>& out);
 

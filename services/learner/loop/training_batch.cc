@@ -72,9 +72,12 @@ class TypedDecoder final : public BatchDecoder {
       nn::TrainSample train;
       train.policy = {entries_.data() + first, entries_.size() - first};
       train.wdl = nn::WdlFromOutcome(G::SampleZ(s));
-      if (mix_ > 0.0f) {
+      // An off-policy sample's outcome followed moves the search did not choose: its value target
+      // is the search's own estimate.
+      const float mix = G::SampleOffPolicy(s) ? 1.0f : mix_;
+      if (mix > 0.0f) {
         const std::array<float, 3> root = G::SampleRootWdl(s);  // validated: sums to 1
-        for (int k = 0; k < 3; ++k) train.wdl[k] = (1.0f - mix_) * train.wdl[k] + mix_ * root[k];
+        for (int k = 0; k < 3; ++k) train.wdl[k] = (1.0f - mix) * train.wdl[k] + mix * root[k];
       }
       train.importance_weight = static_cast<float>(weights[i]);
       out.samples.push_back(train);

@@ -45,7 +45,8 @@ struct DecoderOptions {
   bool augment_symmetries = false;
   std::uint64_t seed = 1;  // of the symmetry draws
   // The value target: (1 - m) * the game's outcome + m * the search root's WDL. 0: the outcome
-  // alone (AlphaZero); the root's view is less noisy where one move decided the game late.
+  // alone (AlphaZero); the root's view is less noisy where one move decided the game late. An
+  // off-policy sample (GameDefinition's SampleOffPolicy) takes the root's WDL alone.
   float root_value_mix = 0.0f;
 };
 

@@ -11,6 +11,7 @@
 // skipped. Reading it checks only the file; OpeningPositions parses every line for a game and
 // names the first bad one as "FILE:LINE: what is wrong".
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,44 +59,48 @@ Result<std::vector<typename G::State>> OpeningPositions(const OpeningBook& book)
   return states;
 }
 
-// Plays up to `plies` uniformly random legal moves on `state`, never one that ends the game (a
-// random mate or stalemate would leave nothing to search); stops early when every move would.
-// `careful`: each ply is drawn among the moves that do not hand the opponent a win at once
-// (games::Careful) where there are any, so that the position self-play starts from is not
-// already decided by a blunder of the random plies (a balanced opening, as KataGo's); where every
-// move does, among all that do not end the game. Returns the number of plies played.
+// One uniformly random legal move of `state` that does not end the game (a random mate or
+// stalemate would leave nothing to search), or nothing when every move would (or the game is
+// over). `careful`: drawn among the moves that do not hand the opponent a win at once
+// (games::Careful) where there are any, so that a random ply does not decide the game by a
+// blunder (a balanced opening, as KataGo's); where every move does, among all that do not end the
+// game. `state` is left as it was.
 template <games::GameDefinition G>
-int PlayRandomPlies(typename G::State& state, int plies, mcts::Rng& rng, bool careful = false) {
+std::optional<typename G::Move> RandomPly(typename G::State& state, mcts::Rng& rng,
+                                          bool careful = false) {
   typename G::Move moves[G::kMaxMoves];
   typename G::Move replies[G::kMaxMoves];
+  int count = G::LegalMoves(state, moves);
+  if (games::IsTerminal(G::Outcome(state, count))) return std::nullopt;
+  if (careful) {
+    typename G::Move safe[G::kMaxMoves];
+    int safe_count = 0;
+    for (int i = 0; i < count; ++i) {
+      if (games::Careful<G>(state, moves[i])) safe[safe_count++] = moves[i];
+    }
+    if (safe_count > 0) return safe[static_cast<int>(rng.Uniform() * safe_count)];
+  }
+  while (count > 0) {
+    const int pick = static_cast<int>(rng.Uniform() * count);
+    const typename G::Move move = moves[pick];
+    G::Apply(state, move);
+    const bool ends = games::IsTerminal(G::Outcome(state, G::LegalMoves(state, replies)));
+    G::Undo(state, move);
+    if (!ends) return move;
+    moves[pick] = moves[--count];  // drawn without replacement among the rest
+  }
+  return std::nullopt;
+}
+
+// Plays up to `plies` RandomPly moves on `state`; stops early when there is none. Returns the
+// number of plies played.
+template <games::GameDefinition G>
+int PlayRandomPlies(typename G::State& state, int plies, mcts::Rng& rng, bool careful = false) {
   int played = 0;
   for (; played < plies; ++played) {
-    int count = G::LegalMoves(state, moves);
-    if (games::IsTerminal(G::Outcome(state, count))) break;
-    if (careful) {
-      typename G::Move safe[G::kMaxMoves];
-      int safe_count = 0;
-      for (int i = 0; i < count; ++i) {
-        if (games::Careful<G>(state, moves[i])) safe[safe_count++] = moves[i];
-      }
-      if (safe_count > 0) {
-        G::Apply(state, safe[static_cast<int>(rng.Uniform() * safe_count)]);
-        continue;
-      }
-    }
-    bool moved = false;
-    while (count > 0 && !moved) {
-      const int pick = static_cast<int>(rng.Uniform() * count);
-      const typename G::Move move = moves[pick];
-      G::Apply(state, move);
-      if (!games::IsTerminal(G::Outcome(state, G::LegalMoves(state, replies)))) {
-        moved = true;
-      } else {
-        G::Undo(state, move);
-        moves[pick] = moves[--count];  // drawn without replacement among the rest
-      }
-    }
-    if (!moved) break;
+    const std::optional<typename G::Move> move = RandomPly<G>(state, rng, careful);
+    if (!move) break;
+    G::Apply(state, *move);
   }
   return played;
 }

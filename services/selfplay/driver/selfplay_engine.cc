@@ -59,6 +59,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     int material_run = 0;      // consecutive plies with one side ahead by the material margin
     int material_leader = 0;   // +1 the first player, -1 the second
     bool full_search = true;   // this move: full search, recorded (playout-cap randomisation)
+    int random_until = 0;      // plies below this are random, searched and recorded off-policy
     std::uint32_t budget = 0;  // this move's visits of the root's children (PlanMove)
   };
   // One request of a group in flight.
@@ -187,7 +188,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       slot.active = false;
       return;
     }
-    slot.search->SetRoot(StartState());
+    slot.search->SetRoot(StartState(slot));
     PlanMove(slot);
     const AdjudicationOptions& adjudication = options_.adjudication;
     const bool playthrough = (adjudication.resign_on() || adjudication.draw_on()) &&
@@ -203,16 +204,21 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     ++counters_.games_started;
   }
 
-  // A game's start: a book position (or the game's own start), then the random opening plies.
-  typename G::State StartState() {
+  // A game's start: a book position (or the game's own start), then the random opening plies:
+  // those before random_opening_record_from played here, the rest left to PlayMove (the slot's
+  // random_until).
+  typename G::State StartState(Slot& slot) {
     typename G::State state =
         openings_.empty() ? Traits::NewGame(options_.max_plies)
                           : openings_[static_cast<std::size_t>(rng_.Uniform() * openings_.size())];
     const int spread = options_.random_opening_plies_max - options_.random_opening_plies_min;
     const int plies =
         options_.random_opening_plies_min + static_cast<int>(rng_.Uniform() * (spread + 1));
-    counters_.opening_plies +=
-        PlayRandomPlies<G>(state, plies, rng_, options_.random_opening_careful);
+    const int from = options_.random_opening_record_from;
+    const int unsearched = from < 0 ? plies : std::clamp(from - Traits::Ply(state), 0, plies);
+    const int played = PlayRandomPlies<G>(state, unsearched, rng_, options_.random_opening_careful);
+    counters_.opening_plies += played;
+    slot.random_until = played == unsearched ? Traits::Ply(state) + (plies - unsearched) : 0;
     return state;
   }
 
@@ -280,8 +286,15 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     }
     const std::uint32_t version =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(slot.model_version, 0xFFFFFFFFu));
+    std::optional<typename G::Move> random_move;
+    if (ply < slot.random_until) {
+      typename G::State state = search.root_state();
+      random_move = RandomPly<G>(state, rng_, options_.random_opening_careful);
+      if (!random_move) slot.random_until = 0;  // every move ends the game: the search plays on
+    }
     if (slot.full_search) {
-      Result<Sample> sample = Traits::MakeSample(search, slot.game_id, version);
+      Result<Sample> sample =
+          Traits::MakeSample(search, slot.game_id, version, /*off_policy=*/random_move.has_value());
       if (sample.ok()) {
         slot.samples.push_back(*sample);
       } else {
@@ -292,7 +305,13 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     } else {
       ++counters_.fast_moves;
     }
-    search.Advance(search.SelectMove(options_.temperature.AtPly(ply)));
+    if (random_move) {
+      ++counters_.opening_plies;
+      if (slot.full_search) ++counters_.opening_plies_recorded;
+      search.Advance(*random_move);
+    } else {
+      search.Advance(search.SelectMove(options_.temperature.AtPly(ply)));
+    }
     PlanMove(slot);
     ++counters_.moves;
     const int plies = ply + 1;

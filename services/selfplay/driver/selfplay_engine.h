@@ -76,6 +76,12 @@ struct EngineOptions {
   int random_opening_plies_max = 0;
   // openings.h's PlayRandomPlies(careful): random plies never hand the opponent a win at once.
   bool random_opening_careful = false;
+  // The random opening plies from this ply on (counted from the game's start) are searched like
+  // any move and recorded, as off-policy samples (core/games/game.h's Provenance): the policy
+  // target is the search's, the move played stays random, the value target is the root's WDL.
+  // Every random position a game passes through becomes training data, not only the one where
+  // the random plies end. -1: none (the random plies are played without a search).
+  int random_opening_record_from = -1;
   AdjudicationOptions adjudication;  // resignation and draw adjudication (adjudication.h)
   // Material adjudication, for games that define G::MaterialBalance (chess): a side ahead by at
   // least material_adjudicate_margin pawns at each of material_adjudicate_plies consecutive
@@ -104,13 +110,14 @@ struct EngineCounters {
   std::uint64_t eval_errors = 0;         // answers saying invalid or failed (the leaves cancelled)
   std::uint64_t protocol_errors = 0;     // malformed answers, or ids not in flight (dropped)
   std::uint64_t samples_pushed = 0;
-  std::uint64_t samples_dropped = 0;     // could not be built, or not pushed before a stop
-  std::uint64_t ring_waits = 0;          // pushes that found the sample sink full for push_timeout
-  std::uint64_t results[3] = {};         // first player won, second player won, draw
-  std::uint64_t model_version = 0;       // of the latest answer
-  std::uint64_t opening_plies = 0;       // random opening plies played (not recorded)
-  std::uint64_t resignations = 0;        // games ended by resignation (counted in results too)
-  std::uint64_t draw_adjudications = 0;  // games ended as draws by adjudication
+  std::uint64_t samples_dropped = 0;  // could not be built, or not pushed before a stop
+  std::uint64_t ring_waits = 0;       // pushes that found the sample sink full for push_timeout
+  std::uint64_t results[3] = {};      // first player won, second player won, draw
+  std::uint64_t model_version = 0;    // of the latest answer
+  std::uint64_t opening_plies = 0;    // random opening plies played
+  std::uint64_t opening_plies_recorded = 0;  // of them, searched and recorded (off-policy)
+  std::uint64_t resignations = 0;            // games ended by resignation (counted in results too)
+  std::uint64_t draw_adjudications = 0;      // games ended as draws by adjudication
   std::uint64_t material_adjudications = 0;  // games won on material (counted in results too)
   // Games played to the end with adjudication off (resign_playthrough_fraction); of those, the
   // ones where resignation would have fired, and where the side that would have resigned did not

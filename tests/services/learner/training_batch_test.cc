@@ -138,8 +138,8 @@ TEST(TrainingBatchTest, ChessSamplesKeepTheirSparsePolicyAndEncodeToThePlanes) {
 
 TEST(TrainingBatchTest, SymmetryAugmentationTrainsOnTheMirrorOrTheOriginalNeverAMixture) {
   const auto samples = RandomConnectFourSamples(64, 3, 1);
-  auto decoder = BatchDecoder::Create(games::ConnectFour::kId,
-                                      {.augment_symmetries = true, .seed = 5});
+  auto decoder =
+      BatchDecoder::Create(games::ConnectFour::kId, {.augment_symmetries = true, .seed = 5});
   DecodedBatch batch;
   ASSERT_TRUE(
       decoder->Decode(Bytes(samples), 80, std::vector<double>(samples.size(), 1.0), batch).ok());
@@ -177,6 +177,28 @@ TEST(TrainingBatchTest, SymmetryAugmentationTrainsOnTheMirrorOrTheOriginalNeverA
   // About half of them, drawn at random.
   EXPECT_GT(mirrored, 10);
   EXPECT_LT(mirrored, 54);
+}
+
+TEST(TrainingBatchTest, TheValueTargetMixesInTheRootWdlAndAnOffPolicySampleTakesItAlone) {
+  auto samples = RandomConnectFourSamples(8, 4, 1);
+  for (std::size_t i = 0; i < samples.size(); i += 2) samples[i].flags |= games::kDenseOffPolicy;
+  for (const float mix : {0.0f, 0.5f}) {
+    auto decoder = BatchDecoder::Create(games::ConnectFour::kId, {.root_value_mix = mix});
+    DecodedBatch batch;
+    ASSERT_TRUE(
+        decoder->Decode(Bytes(samples), 80, std::vector<double>(samples.size(), 1.0), batch).ok());
+    ASSERT_EQ(batch.samples.size(), samples.size()) << "off-policy samples are valid";
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const nn::Wdl outcome = nn::WdlFromOutcome(samples[i].z);
+      const bool off_policy = i % 2 == 0;
+      const float m = off_policy ? 1.0f : mix;  // the outcome followed moves nobody searched
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_NEAR(batch.samples[i].wdl[k], (1 - m) * outcome[k] + m * samples[i].root_wdl[k],
+                    1e-6f)
+            << "mix " << mix << " sample " << i << " entry " << k;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -115,6 +116,29 @@ TEST(RandomOpeningPliesTest, PlaysLegalMovesThatVaryAndNeverEndTheGame) {
     EXPECT_FALSE(games::IsTerminal(
         games::TicTacToe::Outcome(state, games::TicTacToe::LegalMoves(state, moves))));
   }
+}
+
+// One random ply, as self-play draws it for a random opening ply it searches and records: the
+// position is left as it was, the move is legal and never ends the game, and there is none when
+// every move would.
+TEST(RandomOpeningPliesTest, OneRandomPlyLeavesThePositionAndNeverEndsTheGame) {
+  using games::TicTacToe;
+  mcts::Rng rng(3);
+  std::set<int> drawn;
+  for (int i = 0; i < 40; ++i) {
+    TicTacToe::State state = TicTacToe::NewGame(9);
+    const std::optional<TicTacToe::Move> move = RandomPly<TicTacToe>(state, rng);
+    ASSERT_TRUE(move.has_value());
+    EXPECT_EQ(TicTacToe::Ply(state), 0);
+    drawn.insert(TicTacToe::PolicyIndex(state, *move));
+  }
+  EXPECT_GE(drawn.size(), 7u);  // the nine cells, drawn at random
+  // Eight stones and no line: the last cell fills the board, so every move ends the game.
+  Result<TicTacToe::State> last = TicTacToe::ParsePosition("51283746");
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  const std::string before = TicTacToe::PositionText(*last);
+  EXPECT_FALSE(RandomPly<TicTacToe>(*last, rng).has_value());
+  EXPECT_EQ(TicTacToe::PositionText(*last), before);
 }
 
 // Careful random plies leave the side to move no win at once wherever a careful move existed: in

@@ -161,6 +161,53 @@ TEST(SelfPlayOpeningsTest, RandomOpeningPliesGiveDifferentGamesAndAreNotRecorded
   EXPECT_EQ(std::multiset<int>(rig.finished->begin(), rig.finished->end()), lengths);
 }
 
+TEST(SelfPlayOpeningsTest, RandomPliesFromTheRecordPlyAreSearchedAndRecordedOffPolicy) {
+  EngineOptions o = ConnectFourOptions();
+  o.max_games = 12;
+  o.random_opening_plies_min = 4;
+  o.random_opening_plies_max = 8;
+  o.random_opening_record_from = 2;
+  Rig<C4Sample> rig = MakeRig<C4Sample>(games::ConnectFour::kId, o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const std::vector<C4Sample> samples = rig.sink->Drain();
+  EXPECT_EQ(samples.size(), c.moves);  // every searched move recorded, random ones included
+  const auto games = ByGame<C4>(samples);
+  ASSERT_EQ(games.size(), 12u);
+  std::uint64_t random_plies = 0;
+  std::uint64_t off_policy = 0;
+  std::set<int> random_counts;
+  for (const auto& [id, game] : games) {
+    // The first two random plies are played unsearched; from ply 2 every position is recorded.
+    EXPECT_EQ(game.front().ply, 2u) << "game " << id;
+    for (std::size_t i = 0; i < game.size(); ++i) EXPECT_EQ(game[i].ply, 2 + i);
+    // The random plies' samples come first, flagged; the search's own moves after them are not.
+    std::size_t flagged = 0;
+    while (flagged < game.size() && games::ConnectFour::SampleOffPolicy(game[flagged])) ++flagged;
+    for (std::size_t i = flagged; i < game.size(); ++i) {
+      EXPECT_FALSE(games::ConnectFour::SampleOffPolicy(game[i])) << "game " << id << " ply " << i;
+    }
+    EXPECT_GE(flagged, 2u) << "game " << id;  // 4-8 random plies, 2 of them unsearched
+    EXPECT_LE(flagged, 6u) << "game " << id;
+    random_counts.insert(static_cast<int>(flagged) + 2);
+    random_plies += 2 + flagged;
+    off_policy += flagged;
+  }
+  EXPECT_EQ(c.opening_plies, random_plies);
+  EXPECT_EQ(c.opening_plies_recorded, off_policy);
+  EXPECT_GT(random_counts.size(), 1u) << "every game drew the same number of random plies";
+
+  // Left at -1, nothing random is searched: the first sample is where the random plies end.
+  o.random_opening_record_from = -1;
+  Rig<C4Sample> plain = MakeRig<C4Sample>(games::ConnectFour::kId, o);
+  ASSERT_TRUE(RunToEnd(*plain.engine).ok());
+  for (const auto& [id, game] : ByGame<C4>(plain.sink->Drain())) {
+    EXPECT_GE(game.front().ply, 4u) << "game " << id;
+    for (const C4Sample& s : game) EXPECT_FALSE(games::ConnectFour::SampleOffPolicy(s));
+  }
+  EXPECT_EQ(plain.engine->counters().opening_plies_recorded, 0u);
+}
+
 TEST(SelfPlayOpeningsTest, GamesStartFromTheBooksPositions) {
   EngineOptions o = ChessOptions();
   Result<OpeningBook> book = ParseOpeningBook(
@@ -272,10 +319,8 @@ TEST(SelfPlayAdjudicationTest, VerdictsAreWithheldUntilGamesPlayedOutShowThemRel
   EngineOptions o = ConnectFourOptions();
   o.max_games = 24;
   o.games = 4;
-  o.adjudication = {.resign_value = 0.9f,
-                    .resign_plies = 4,
-                    .max_false_positives = 0.05f,
-                    .min_evidence = 4};
+  o.adjudication = {
+      .resign_value = 0.9f, .resign_plies = 4, .max_false_positives = 0.05f, .min_evidence = 4};
   Rig<C4Sample> rig = MakeRig<C4Sample>(games::ConnectFour::kId, o, FirstPlayerLoses);
   ASSERT_TRUE(RunToEnd(*rig.engine).ok());
   const EngineCounters c = rig.engine->counters();
