@@ -270,19 +270,26 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   Status PlayMove(Slot& slot) {
     mcts::Search<G>& search = *slot.search;
     const int ply = Traits::Ply(search.root_state());
-    if (const int value = MaterialVerdict(slot, ply); value != 0) {
-      ++counters_.material_adjudications;
-      AZ_RETURN_IF_ERROR(FinishGame(slot, value, ply));
-      StartGame(slot);
-      return Status::Ok();
-    }
-    // Adjudicated: the game ends at this root, which is not recorded (as a final position is not).
-    if (const Verdict verdict = slot.adjudicator.Observe(ply, search.RootValue());
-        verdict != Verdict::kNone) {
-      if (Trusted(verdict)) return Adjudicate(slot, verdict, ply);
-      // Withheld: the game goes on to its end and shows whether the verdict was right.
-      ++(verdict == Verdict::kResign ? counters_.resignations_withheld : counters_.draws_withheld);
-      slot.measuring = true;
+    // A random opening ply searched only to be recorded (random_opening_record_from) is not
+    // adjudicated: random moves follow it, so neither its root value nor the material says how
+    // the game will end.
+    if (ply >= slot.random_until) {
+      if (const int value = MaterialVerdict(slot, ply); value != 0) {
+        ++counters_.material_adjudications;
+        AZ_RETURN_IF_ERROR(FinishGame(slot, value, ply));
+        StartGame(slot);
+        return Status::Ok();
+      }
+      // Adjudicated: the game ends at this root, which is not recorded (as a final position is
+      // not).
+      if (const Verdict verdict = slot.adjudicator.Observe(ply, search.RootValue());
+          verdict != Verdict::kNone) {
+        if (Trusted(verdict)) return Adjudicate(slot, verdict, ply);
+        // Withheld: the game goes on to its end and shows whether the verdict was right.
+        ++(verdict == Verdict::kResign ? counters_.resignations_withheld
+                                       : counters_.draws_withheld);
+        slot.measuring = true;
+      }
     }
     const std::uint32_t version =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(slot.model_version, 0xFFFFFFFFu));
