@@ -270,10 +270,16 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   Status PlayMove(Slot& slot) {
     mcts::Search<G>& search = *slot.search;
     const int ply = Traits::Ply(search.root_state());
-    // A random opening ply searched only to be recorded (random_opening_record_from) is not
-    // adjudicated: random moves follow it, so neither its root value nor the material says how
-    // the game will end.
-    if (ply >= slot.random_until) {
+    // A random opening ply searched only to be recorded (random_opening_record_from): the move
+    // played is random, and it is not adjudicated, since random moves follow it and neither its
+    // root value nor the material says how the game will end.
+    std::optional<typename G::Move> random_move;
+    if (ply < slot.random_until) {
+      typename G::State state = search.root_state();
+      random_move = RandomPly<G>(state, rng_, options_.random_opening_careful);
+      if (!random_move) slot.random_until = 0;  // every move ends the game: the search plays on
+    }
+    if (!random_move) {
       if (const int value = MaterialVerdict(slot, ply); value != 0) {
         ++counters_.material_adjudications;
         AZ_RETURN_IF_ERROR(FinishGame(slot, value, ply));
@@ -293,12 +299,6 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     }
     const std::uint32_t version =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(slot.model_version, 0xFFFFFFFFu));
-    std::optional<typename G::Move> random_move;
-    if (ply < slot.random_until) {
-      typename G::State state = search.root_state();
-      random_move = RandomPly<G>(state, rng_, options_.random_opening_careful);
-      if (!random_move) slot.random_until = 0;  // every move ends the game: the search plays on
-    }
     if (slot.full_search) {
       Result<Sample> sample =
           Traits::MakeSample(search, slot.game_id, version, /*off_policy=*/random_move.has_value());
