@@ -77,7 +77,9 @@ function(az_test)
   # build is tests), and the code under test is still built as shipped, in its libraries. Header
   # templates instantiated in a test (search, encoders) run slower there; no test measures speed.
   target_compile_options(${ARG_NAME} PRIVATE $<$<CONFIG:Release>:-O1>)
-  gtest_discover_tests(${ARG_NAME} DISCOVERY_MODE PRE_TEST
+  # Listing a test loads its libraries: LibTorch's 120 MB from a cold page cache took more than
+  # CMake's default 5 s on a CI machine, and a failed listing fails the whole ctest run.
+  gtest_discover_tests(${ARG_NAME} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
                        PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial}
                                   COST ${ARG_COST})
 endfunction()
