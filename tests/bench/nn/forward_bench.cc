@@ -116,11 +116,18 @@ BENCHMARK(BM_NetworkFacadeForward)
 
 // The evaluator's call on Connect Four's 3x32 network (batch 64, planar input), fp32 against
 // cpu-bf16: the ratio to compare, measured in one run. Pays only on a CPU with bf16 dot products.
-void BM_ConnectFourForwardCpuBf16(benchmark::State& state) {
+// Connect Four's network as the evaluator runs it on a CPU; bf16:1 where the CPU has bf16 dot
+// products (cpu-bf16 "auto"). BM_ConnectFourTowerCpuBf16 the same call for other residual towers
+// (blocks x filters, bf16), to price a deeper or thinner tower on the box at hand.
+void ConnectFourForward(benchmark::State& state, bool bf16, int blocks, int filters) {
   NetworkOptions options{.net = NetConfig::ConnectFour()};
+  if (blocks > 0) {
+    options.net.blocks = blocks;
+    options.net.filters = filters;
+  }
   options.runtime.device = DeviceChoice::kCpu;
   options.runtime.input_layout = InputLayout::kNchw;
-  options.runtime.cpu_bf16 = state.range(0) != 0;
+  options.runtime.cpu_bf16 = bf16;
   auto network = Network::Create(options);
   if (!network.ok()) {
     state.SkipWithError(network.status().ToString().c_str());
@@ -147,6 +154,20 @@ void BM_ConnectFourForwardCpuBf16(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
   state.SetLabel(CpuHasNativeBf16() ? "native bf16" : "no native bf16");
 }
+void BM_ConnectFourForwardCpuBf16(benchmark::State& state) {
+  ConnectFourForward(state, state.range(0) != 0, 0, 0);
+}
+void BM_ConnectFourTowerCpuBf16(benchmark::State& state) {
+  ConnectFourForward(state, true, static_cast<int>(state.range(0)),
+                     static_cast<int>(state.range(1)));
+}
+BENCHMARK(BM_ConnectFourTowerCpuBf16)
+    ->ArgNames({"blocks", "filters"})
+    ->ArgsProduct({{3, 4, 5, 6, 8}, {16, 24, 32}})
+    ->Iterations(400)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 BENCHMARK(BM_ConnectFourForwardCpuBf16)
     ->ArgName("bf16")
     ->Arg(0)
