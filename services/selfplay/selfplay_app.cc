@@ -231,6 +231,8 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"simulations_total", c.simulations},
           {"samples_pushed", c.samples_pushed},
           {"samples_dropped", c.samples_dropped},
+          {"surprise_extra_copies", c.surprise_extra_copies},
+          {"surprise_left_out", c.surprise_left_out},
           {"sample_ring_waits", c.ring_waits},
           {"sample_ring_occupancy", ring_.occupancy},
           {"eval_requests", c.requests_submitted},

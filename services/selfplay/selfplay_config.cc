@@ -139,6 +139,12 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "1: every move")
       ->check(CLI::Range(0.01f, 1.0f))
       ->capture_default_str();
+  app.add_option("--policy-surprise-weight", c.policy_surprise_weight,
+                 "policy-surprise weighting: a game's samples are pushed (1 - w) + w * surprise / "
+                 "the game's mean surprise times in expectation (surprise: KL of the policy "
+                 "target from the network's prior at the root); 0: each once")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
   app.add_option("--fast-simulations", c.fast_simulations,
                  "visits of a fast move (0: a quarter of --simulations, at least 1)")
       ->check(CLI::Range(0, 1 << 24))
@@ -339,6 +345,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.search.gumbel_c_visit = c.gumbel_c_visit;
   o.search.gumbel_c_scale = c.gumbel_c_scale;
   o.full_search_fraction = c.full_search_fraction;
+  o.policy_surprise_weight = c.policy_surprise_weight;
   o.fast_simulations = c.fast_simulations;
   o.opening_simulations_plies = c.opening_simulations_plies;
   o.opening_simulations = c.opening_simulations;
@@ -399,6 +406,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"gumbel_c_visit", c.gumbel_c_visit},
           {"gumbel_c_scale", c.gumbel_c_scale},
           {"full_search_fraction", c.full_search_fraction},
+          {"policy_surprise_weight", c.policy_surprise_weight},
           {"fast_simulations", c.fast_simulations},
           {"opening_simulations_plies", c.opening_simulations_plies},
           {"opening_simulations", c.opening_simulations},

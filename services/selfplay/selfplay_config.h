@@ -58,6 +58,9 @@ struct SelfPlayConfig : service::ServiceOptions {
   // root noise, and recorded; the others with fast_simulations, no noise, not recorded. 1: off.
   float full_search_fraction = 1.0f;
   int fast_simulations = 0;  // 0: a quarter of simulations
+  // Policy-surprise weighting (KataGo): samples repeated by their root's KL(target || prior). 0:
+  // off.
+  float policy_surprise_weight = 0.0f;
   // Full searches before this ply get opening_simulations visits. 0: off.
   int opening_simulations_plies = 0;
   int opening_simulations = 0;  // 0: simulations

@@ -15,6 +15,7 @@
 #include "core/games/registry.h"
 #include "core/mcts/random.h"
 #include "core/mcts/search.h"
+#include "services/selfplay/driver/surprise.h"
 #include "services/selfplay/selfplay_game.h"
 
 namespace az::selfplay {
@@ -54,6 +55,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     std::uint64_t counted_playouts = 0;
     bool failed = false;  // an answer of its batch in flight said invalid or failed
     std::vector<Sample> samples;
+    std::vector<double> surprise;  // each sample's policy surprise (policy_surprise_weight > 0)
     Adjudicator adjudicator;
     bool measuring = false;    // a verdict was withheld: the game's result is evidence (Trusted)
     int material_run = 0;      // consecutive plies with one side ahead by the material margin
@@ -201,6 +203,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.game_id = (std::uint64_t{options_.worker_id} << 48) | (std::uint64_t{salt_} << 32) |
                    (counters_.games_started & 0xFFFFFFFFu);
     slot.samples.clear();
+    slot.surprise.clear();
     ++counters_.games_started;
   }
 
@@ -304,6 +307,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
           Traits::MakeSample(search, slot.game_id, version, /*off_policy=*/random_move.has_value());
       if (sample.ok()) {
         slot.samples.push_back(*sample);
+        if (options_.policy_surprise_weight > 0.0f) slot.surprise.push_back(RootSurprise(search));
       } else {
         ++counters_.samples_dropped;
         AZ_LOG(kError) << "game " << slot.game_id << " ply " << ply
@@ -408,9 +412,41 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     CountPlaythrough(slot.adjudicator, slot.measuring,
                      result == GameResultKind::kDraw ? -1 : static_cast<int>(result));
     if (observer_.game_finished) observer_.game_finished(plies, result);
-    AZ_RETURN_IF_ERROR(PushSamples(slot.samples));
+    if (options_.policy_surprise_weight > 0.0f) {
+      AZ_RETURN_IF_ERROR(PushSamples(SurpriseWeighted(slot)));
+    } else {
+      AZ_RETURN_IF_ERROR(PushSamples(slot.samples));
+    }
     slot.samples.clear();
+    slot.surprise.clear();
     return Status::Ok();
+  }
+
+  // KL(policy target || prior) at the search's root (surprise.h).
+  static double RootSurprise(const mcts::Search<G>& search) {
+    thread_local std::vector<double> target;
+    thread_local std::vector<float> prior;
+    target.clear();
+    prior.clear();
+    for (const auto& child : search.RootChildren()) {
+      target.push_back(child.policy);
+      prior.push_back(child.prior);
+    }
+    return PolicySurprise(target, prior);
+  }
+
+  // The game's samples, each repeated by SurpriseCopies (options_.policy_surprise_weight).
+  std::span<const Sample> SurpriseWeighted(const Slot& slot) {
+    weighted_.clear();
+    if (slot.surprise.size() != slot.samples.size()) return slot.samples;  // cannot happen
+    const std::vector<int> copies =
+        SurpriseCopies(slot.surprise, options_.policy_surprise_weight, rng_);
+    for (std::size_t i = 0; i < slot.samples.size(); ++i) {
+      for (int c = 0; c < copies[i]; ++c) weighted_.push_back(slot.samples[i]);
+      counters_.surprise_extra_copies += copies[i] > 1 ? copies[i] - 1 : 0;
+      counters_.surprise_left_out += copies[i] == 0 ? 1 : 0;
+    }
+    return weighted_;
   }
 
   // Pushes a finished game's samples, in slices so that a stop is noticed. A sink that stays full
@@ -635,7 +671,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   std::vector<Slot> slots_;
   std::vector<Group> groups_;
   std::vector<typename G::State> openings_;  // the opening book's positions
-  mcts::Rng rng_;                            // openings and playthrough draws
+  mcts::Rng rng_;                            // openings, playthrough and surprise draws
+  std::vector<Sample> weighted_;             // a game's samples with their surprise copies
   std::vector<LeafRequest> requests_;        // SubmitGroup's scratch
   std::uint32_t salt_ = 0;
   std::uint64_t evaluators_lost_ = 0;  // evaluator_->EvaluatorsLost() when last submitted
@@ -664,6 +701,10 @@ Status ValidateOptions(const EngineOptions& o) {
   }
   if (o.full_search_fraction < 1.0f) {
     AZ_RETURN_IF_ERROR(range("fast simulations", o.fast_simulations, 1, o.simulations));
+  }
+  if (!(o.policy_surprise_weight >= 0.0f && o.policy_surprise_weight <= 1.0f)) {
+    return InvalidArgument("policy surprise weight " + std::to_string(o.policy_surprise_weight) +
+                           " is not in [0, 1]");
   }
   AZ_RETURN_IF_ERROR(range("opening simulations plies", o.opening_simulations_plies, 0, 1 << 20));
   if (o.opening_simulations_plies > 0) {

@@ -15,8 +15,9 @@
 //         move (tau 1 for the first temperature_plies plies, then the most visited; fresh
 //         Dirichlet noise on every new root), Advance (subtree reuse); at a game's end (or when
 //         it is adjudicated: resignation, draw) set z on its samples, push them into the sample
-//         sink and start the next game (from the opening book and random plies); gather again
-//         and submit the group.
+//         sink (repeated by their policy surprise when policy_surprise_weight is on) and start
+//         the next game (from the opening book and random plies); gather again and submit the
+//         group.
 //
 // Recovery: when no answer comes for eval_timeout (the evaluator died, or restarted and lost the
 // requests it held), the worker Reset()s the evaluator (late answers to old requests are then
@@ -62,6 +63,13 @@ struct EngineOptions {
   // ones are searched without it, so the game goes on with the search's own choice and its
   // outcome says what the positions are worth under the network's best play. -1: every ply.
   int root_noise_plies = -1;
+  // Policy-surprise weighting (KataGo; surprise.h): a finished game's samples are pushed a number
+  // of times that is, in expectation, (1 - w) + w * surprise / the game's mean surprise, where a
+  // sample's surprise is KL(policy target || the network's prior) at its root (under PUCT the
+  // prior after Dirichlet noise, which only damps it; Gumbel's prior is the network's own). The
+  // game keeps its number of samples in expectation; the learner draws more where the search
+  // corrected the network. 0: every sample once.
+  float policy_surprise_weight = 0.0f;
   int leaves_per_game = 1;      // leaves gathered from each game per round
   int groups = 2;               // games split into groups that take turns with the evaluator
   std::uint64_t max_games = 0;  // games to play in all; 0: no limit
@@ -111,6 +119,10 @@ struct EngineCounters {
   std::uint64_t protocol_errors = 0;     // malformed answers, or ids not in flight (dropped)
   std::uint64_t samples_pushed = 0;
   std::uint64_t samples_dropped = 0;  // could not be built, or not pushed before a stop
+  // Policy-surprise weighting: copies pushed beyond the first (counted in samples_pushed), and
+  // samples a game left out.
+  std::uint64_t surprise_extra_copies = 0;
+  std::uint64_t surprise_left_out = 0;
   std::uint64_t ring_waits = 0;       // pushes that found the sample sink full for push_timeout
   std::uint64_t results[3] = {};      // first player won, second player won, draw
   std::uint64_t model_version = 0;    // of the latest answer

@@ -290,6 +290,33 @@ TEST(SelfPlayEngineTest, GumbelGamesPushValidSamplesWithTheImprovedPolicy) {
   EXPECT_GT(full_support, samples.size() / 2);
 }
 
+// Policy-surprise weighting: every pushed sample is one of the game's, valid and with its outcome;
+// the pushes are the moves plus the extra copies less the samples left out; Gumbel's improved
+// policy differs from the fake network's priors, so some samples are repeated and some left out.
+TEST(SelfPlayEngineTest, PolicySurpriseWeightingRepeatsSamplesAndKeepsThemValid) {
+  EngineOptions o = SmallOptions();
+  o.search.root_selection = mcts::RootSelection::kGumbel;
+  o.simulations = 8;
+  o.max_games = 12;
+  o.policy_surprise_weight = 1.0f;
+  Rig rig = MakeRig(o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const std::vector<C4Sample> samples = rig.sink->Drain();
+  EXPECT_EQ(samples.size(), c.samples_pushed);
+  EXPECT_EQ(samples.size(), c.moves + c.surprise_extra_copies - c.surprise_left_out);
+  EXPECT_GT(c.surprise_extra_copies, 0u);
+  EXPECT_GT(c.surprise_left_out, 0u);
+  for (const C4Sample& s : samples) {
+    EXPECT_TRUE(C4::Validate(s).ok());
+    EXPECT_TRUE(s.flags & sample::kConnectFourHasOutcome);
+  }
+  o.policy_surprise_weight = 1.5f;
+  EXPECT_FALSE(Accepted(o));
+  o.policy_surprise_weight = -0.1f;
+  EXPECT_FALSE(Accepted(o));
+}
+
 // Root noise only before root_noise_plies: with none at all and no temperature plies, every game
 // is the search's own choice from the same start, so every game is the same (the fake network
 // answers every position alike); with noise at every ply they differ.
