@@ -1,5 +1,6 @@
 #include "services/selfplay/selfplay_app.h"
 
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -22,6 +23,14 @@ std::uint32_t ResponseBytes(service::GameKind game) {
   return games::VisitGame(game, []<games::GameDefinition G>() {
     return static_cast<std::uint32_t>(sizeof(service::EvalResponse<G>));
   });
+}
+
+// ", N surprise copies, M left out" where policy-surprise weighting is on, else nothing: the
+// log says what the weighting did to the samples it counts as pushed.
+std::string SurpriseNote(const EngineCounters& c, float weight) {
+  if (weight <= 0.0f) return {};
+  return " (surprise weighting: " + std::to_string(c.surprise_extra_copies) + " extra copies, " +
+         std::to_string(c.surprise_left_out) + " left out)";
 }
 
 }  // namespace
@@ -168,8 +177,9 @@ Status SelfPlayApp::Run() {
   Publish(true);
   const EngineCounters c = engine_->counters();
   AZ_LOG(kInfo) << "stopping: " << c.games_finished << " games, " << c.moves << " moves, "
-                << c.simulations << " simulations, " << c.samples_pushed << " samples pushed; "
-                << c.games_in_progress << " games in progress abandoned";
+                << c.simulations << " simulations, " << c.samples_pushed << " samples pushed"
+                << SurpriseNote(c, config_.policy_surprise_weight) << "; " << c.games_in_progress
+                << " games in progress abandoned";
   server_->Stop();
   return result;
 }
@@ -204,11 +214,12 @@ void SelfPlayApp::LogRates() {
                 << c.results[1] << " / " << c.results[2] << " first / second / draw), "
                 << c.resignations << " resigned, " << c.draw_adjudications
                 << " drawn by adjudication, " << c.material_adjudications
-                << " won on material, resign false positives " << c.resign_false_positives
-                << " of " << c.playthrough_would_resign << " (" << c.resignations_withheld
-                << " withheld until trusted), " << c.samples_pushed
-                << " samples pushed, model version " << c.model_version << ", eval timeouts "
-                << c.eval_timeouts << ", evaluators lost " << c.evaluator_losses;
+                << " won on material, resign false positives " << c.resign_false_positives << " of "
+                << c.playthrough_would_resign << " (" << c.resignations_withheld
+                << " withheld until trusted), " << c.samples_pushed << " samples pushed"
+                << SurpriseNote(c, config_.policy_surprise_weight) << ", model version "
+                << c.model_version << ", eval timeouts " << c.eval_timeouts << ", evaluators lost "
+                << c.evaluator_losses;
   logged_ = c;
 }
 
