@@ -25,8 +25,8 @@ std::uint32_t ResponseBytes(service::GameKind game) {
   });
 }
 
-// ", N surprise copies, M left out" where policy-surprise weighting is on, else nothing: the
-// log says what the weighting did to the samples it counts as pushed.
+// " (surprise weighting: N extra copies, M left out)" where policy-surprise weighting is on, else
+// nothing: the log says what the weighting did to the samples it counts as pushed.
 std::string SurpriseNote(const EngineCounters& c, float weight) {
   if (weight <= 0.0f) return {};
   return " (surprise weighting: " + std::to_string(c.surprise_extra_copies) + " extra copies, " +
