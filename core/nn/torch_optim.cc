@@ -2,6 +2,7 @@
 
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
 
 namespace az::nn {
 namespace {
@@ -18,12 +19,26 @@ std::unique_ptr<torch::optim::Optimizer> MakeAdam(const TrainerOptions& o, Param
   return std::make_unique<Optimizer>(std::move(param_groups), decay);
 }
 
+std::unique_ptr<torch::optim::Optimizer> MakeSgd(const TrainerOptions& o, ParameterGroups groups) {
+  torch::optim::SGDOptions decay(o.learning_rate);
+  decay.momentum(o.momentum).nesterov(o.momentum > 0.0).weight_decay(o.weight_decay);
+  torch::optim::SGDOptions no_decay = decay;
+  no_decay.weight_decay(0.0);
+  std::vector<torch::optim::OptimizerParamGroup> param_groups;
+  param_groups.emplace_back(std::move(groups.decay),
+                            std::make_unique<torch::optim::SGDOptions>(decay));
+  param_groups.emplace_back(std::move(groups.no_decay),
+                            std::make_unique<torch::optim::SGDOptions>(no_decay));
+  return std::make_unique<torch::optim::SGD>(std::move(param_groups), decay);
+}
+
 }  // namespace
 
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainerOptions& options,
                                                        torch::nn::Module& model) {
   AZ_CHECK(options.Validate().ok(), options.Validate().ToString());
   ParameterGroups groups = SplitForWeightDecay(model);
+  if (options.optimizer == OptimizerKind::kSgd) return MakeSgd(options, std::move(groups));
   if (options.decoupled_weight_decay) {
     return MakeAdam<torch::optim::AdamWOptions, torch::optim::AdamW>(options, std::move(groups));
   }
@@ -38,7 +53,10 @@ double GroupWeightDecay(const torch::optim::OptimizerParamGroup& group) {
   if (const auto* adamw = dynamic_cast<const torch::optim::AdamWOptions*>(&options)) {
     return adamw->weight_decay();
   }
-  AZ_CHECK(false, "not an Adam or AdamW parameter group");
+  if (const auto* sgd = dynamic_cast<const torch::optim::SGDOptions*>(&options)) {
+    return sgd->weight_decay();
+  }
+  AZ_CHECK(false, "not an Adam, AdamW or SGD parameter group");
   return 0.0;
 }
 

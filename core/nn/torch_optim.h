@@ -1,8 +1,8 @@
 #pragma once
 
-// The optimizer the trainer uses: Adam (or AdamW) with two parameter groups, weight decay on
-// convolution and linear weights only (SplitForWeightDecay), none on BatchNorm parameters and
-// biases.
+// The optimizer the trainer uses: Adam (or AdamW), or SGD with Nesterov momentum
+// (TrainerOptions::optimizer), with two parameter groups, weight decay on convolution and linear
+// weights only (SplitForWeightDecay), none on BatchNorm parameters and biases.
 
 #include <torch/optim/optimizer.h>
 
@@ -18,7 +18,7 @@ namespace az::nn {
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainerOptions& options,
                                                        torch::nn::Module& model);
 
-// The weight decay a parameter group applies (Adam or AdamW options).
+// The weight decay a parameter group applies (Adam, AdamW or SGD options).
 double GroupWeightDecay(const torch::optim::OptimizerParamGroup& group);
 
 }  // namespace az::nn

@@ -1,5 +1,6 @@
 #include "core/nn/torch_weights.h"
 
+#include <torch/optim/sgd.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -10,6 +11,11 @@
 
 namespace az::nn {
 namespace {
+
+// The optimizer family a checkpoint records: Adam and AdamW keep the same state, SGD another.
+std::string OptimizerFamily(const torch::optim::Optimizer& optimizer) {
+  return dynamic_cast<const torch::optim::SGD*>(&optimizer) != nullptr ? "sgd" : "adam";
+}
 
 // "p0", "p1", ... for parameters, "b0", ... for buffers.
 std::string Key(char prefix, std::int64_t i) {
@@ -158,6 +164,7 @@ Status SaveCheckpoint(const std::string& path, AzNetImpl& model, torch::optim::O
     WriteState(state, trainer_archive);
     root.write("model", model_archive);
     root.write("optimizer", optimizer_archive);
+    root.write("optimizer_kind", c10::IValue(OptimizerFamily(optimizer)));
     root.write("trainer", trainer_archive);
     AZ_ASSIGN_OR_RETURN(payload, ToBytes(root));
   } catch (const std::exception& e) {
@@ -187,6 +194,14 @@ Result<CheckpointState> LoadCheckpoint(const std::string& path, AzNetImpl& model
     if (!root.try_read("model", model_archive) || !root.try_read("optimizer", optimizer_archive) ||
         !root.try_read("trainer", trainer_archive)) {
       return DataLoss(path + " lacks the model, optimizer or trainer section");
+    }
+    c10::IValue kind_value;
+    const std::string kind =
+        root.try_read("optimizer_kind", kind_value) ? kind_value.toStringRef() : "adam";
+    if (kind != OptimizerFamily(optimizer)) {
+      return FailedPrecondition(path + " holds " + kind + " optimizer state; this trainer uses " +
+                                OptimizerFamily(optimizer) +
+                                " (train with the checkpoint's optimizer, or start a new run)");
     }
     AZ_ASSIGN_OR_RETURN(CheckpointState state, ReadState(trainer_archive, path));
     AZ_RETURN_IF_ERROR(ReadModel(model, model_archive, path));

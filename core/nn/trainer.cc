@@ -216,6 +216,14 @@ Status TrainerOptions::Validate() const {
     return InvalidArgument("trainer: Adam betas must lie in [0, 1)");
   }
   AZ_RETURN_IF_ERROR(CheckPositive("adam_eps", adam_eps));
+  if (!(momentum >= 0.0 && momentum < 1.0)) {
+    return InvalidArgument("trainer: momentum = " + std::to_string(momentum) +
+                           " must lie in [0, 1)");
+  }
+  if (optimizer == OptimizerKind::kSgd && decoupled_weight_decay) {
+    return InvalidArgument("trainer: decoupled_weight_decay is AdamW's; SGD adds the decay to the "
+                           "gradient");
+  }
   AZ_RETURN_IF_ERROR(CheckNonNegative("value_loss_weight", value_loss_weight));
   AZ_RETURN_IF_ERROR(CheckNonNegative("max_grad_norm", max_grad_norm));
   if (!(ema_decay >= 0.0 && ema_decay < 1.0)) {
@@ -227,6 +235,10 @@ Status TrainerOptions::Validate() const {
                            " must lie in (0, 1]");
   }
   return loss_scaler.Validate();
+}
+
+std::string_view OptimizerKindName(OptimizerKind kind) {
+  return kind == OptimizerKind::kSgd ? "sgd" : "adam";
 }
 
 std::string_view SkipReasonName(SkipReason reason) {

@@ -2,8 +2,8 @@
 
 // Training behind a torch-free facade, for the learner. One TrainStep: build the batch from compact
 // samples (the encoder writes straight into the input tensor), forward in train mode, per-sample
-// loss (core/nn/torch_loss.h), L = mean(w_i * L_i), backward, Adam with weight decay on conv and
-// linear weights only, optional gradient clipping. A batch whose loss or gradients are not finite
+// loss (core/nn/torch_loss.h), L = mean(w_i * L_i), backward, Adam (or SGD with Nesterov momentum)
+// with weight decay on conv and linear weights only, optional gradient clipping. A batch whose loss or gradients are not finite
 // is skipped (no update) and counted. On CUDA with fp16, dynamic loss scaling
 // (core/nn/loss_scaler.h) guards the fp16 gradients; on CPU training is fp32. Not thread-safe.
 //
@@ -36,6 +36,12 @@ enum class LossScalingMode : std::uint8_t {
 
 class ProcessGroup;  // core/nn/distributed.h
 
+enum class OptimizerKind : std::uint8_t {
+  kAdam,  // Adam, or AdamW with decoupled_weight_decay
+  kSgd,   // SGD with Nesterov momentum, as AlphaZero, Leela and KataGo train
+};
+std::string_view OptimizerKindName(OptimizerKind kind);  // "adam", "sgd"
+
 struct TrainerOptions {
   NetConfig net;
   RuntimeOptions runtime;
@@ -46,9 +52,11 @@ struct TrainerOptions {
   std::int64_t decay_steps = 0;
   double min_learning_rate = 0.0;
   double weight_decay = 1e-4;  // conv and linear weights only
-  // false: Adam with L2 weight decay added to the gradient (the issue's "Adam with weight decay");
-  // true: AdamW's decoupled decay.
+  OptimizerKind optimizer = OptimizerKind::kAdam;
+  // Adam only. false: Adam with L2 weight decay added to the gradient (the issue's "Adam with
+  // weight decay"); true: AdamW's decoupled decay.
   bool decoupled_weight_decay = false;
+  double momentum = 0.9;  // SGD only: Nesterov momentum, [0, 1)
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.999;
   double adam_eps = 1e-8;

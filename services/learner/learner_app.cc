@@ -114,6 +114,8 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.ema_warmup_share = c.ema_warmup_share;
   options.weight_decay = c.weight_decay;
   options.decoupled_weight_decay = c.decoupled_weight_decay;
+  options.optimizer = c.optimizer == "sgd" ? nn::OptimizerKind::kSgd : nn::OptimizerKind::kAdam;
+  options.momentum = c.momentum;
   options.value_loss_weight = c.value_loss_weight;
   options.max_grad_norm = c.max_grad_norm;
   options.group = app->group_.get();

@@ -62,6 +62,8 @@ struct LearnerConfig : service::ServiceOptions {
   double ema_warmup_share = 1.0 / 9.0;  // the average's window, as a share of the steps, at first
   double weight_decay = 1e-4;
   bool decoupled_weight_decay = false;
+  std::string optimizer = "adam";  // adam or sgd (nn::OptimizerKind)
+  double momentum = 0.9;           // sgd: Nesterov momentum
   bool symmetry_augment = false;  // --symmetry-augment: train on a random symmetry of each sample
   double root_value_mix = 0.0;    // --root-value-mix: value target share of the root's WDL
   double value_loss_weight = 1.0;

@@ -331,27 +331,19 @@ TEST(NetworkWeightsTest, NetworkRefusesDamagedWeightsAndKeepsItsOwn) {
   EXPECT_EQ((*network)->model_version(), 0u);
 }
 
-TEST(WeightDecayGroupsTest, OnlyConvAndLinearWeightsAreDecayed) {
-  const NetConfig c = testing::TinyConfig();
-  AzNet net(c);
+// With all-zero loss gradients, one step of `kind` moves only the decayed parameters (toward 0).
+void ExpectOnlyDecayedWeightsMove(const NetConfig& c, OptimizerKind kind, AzNet& net) {
   const ParameterGroups groups = SplitForWeightDecay(*net);
-  // Tiny net: input conv + 2 tower convs + 2 head convs = 5 conv weights; 3 linear weights.
-  EXPECT_EQ(groups.decay.size(), 8u);
-  for (const torch::Tensor& t : groups.decay) EXPECT_GE(t.dim(), 2);
-  // 5 BatchNorms x (gamma, beta) + 3 linear biases.
-  EXPECT_EQ(groups.no_decay.size(), 13u);
-  for (const torch::Tensor& t : groups.no_decay) EXPECT_EQ(t.dim(), 1);
-  EXPECT_EQ(groups.decay.size() + groups.no_decay.size(), net->parameters().size());
-
   TrainerOptions options;
   options.net = c;
+  options.optimizer = kind;
+  options.learning_rate = 0.01;
   const auto optimizer = MakeOptimizer(options, *net);
   ASSERT_EQ(optimizer->param_groups().size(), 2u);
   EXPECT_EQ(GroupWeightDecay(optimizer->param_groups()[0]), 1e-4);
   EXPECT_EQ(GroupWeightDecay(optimizer->param_groups()[1]), 0.0);
   EXPECT_EQ(optimizer->param_groups()[0].params().size(), 8u);
 
-  // Behaviour: with all-zero loss gradients, one step moves only the decayed parameters (toward 0).
   std::vector<torch::Tensor> before;
   for (const torch::Tensor& p : net->parameters()) {
     before.push_back(p.detach().clone());
@@ -368,6 +360,26 @@ TEST(WeightDecayGroupsTest, OnlyConvAndLinearWeightsAreDecayed) {
     } else {
       EXPECT_TRUE(torch::equal(params[i].detach(), before[i])) << "parameter " << i;
     }
+  }
+}
+
+TEST(WeightDecayGroupsTest, OnlyConvAndLinearWeightsAreDecayed) {
+  const NetConfig c = testing::TinyConfig();
+  AzNet net(c);
+  const ParameterGroups groups = SplitForWeightDecay(*net);
+  // Tiny net: input conv + 2 tower convs + 2 head convs = 5 conv weights; 3 linear weights.
+  EXPECT_EQ(groups.decay.size(), 8u);
+  for (const torch::Tensor& t : groups.decay) EXPECT_GE(t.dim(), 2);
+  // 5 BatchNorms x (gamma, beta) + 3 linear biases.
+  EXPECT_EQ(groups.no_decay.size(), 13u);
+  for (const torch::Tensor& t : groups.no_decay) EXPECT_EQ(t.dim(), 1);
+  EXPECT_EQ(groups.decay.size() + groups.no_decay.size(), net->parameters().size());
+
+  // Adam and SGD alike.
+  for (const OptimizerKind kind : {OptimizerKind::kAdam, OptimizerKind::kSgd}) {
+    SCOPED_TRACE(std::string(OptimizerKindName(kind)));
+    AzNet fresh(c);
+    ExpectOnlyDecayedWeightsMove(c, kind, fresh);
   }
 }
 

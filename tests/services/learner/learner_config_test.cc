@@ -77,6 +77,23 @@ TEST(LearnerConfigTest, ConnectFourTakesItsOwnNetAndRefusesAChessShape) {
   EXPECT_EQ(chess.net_config, nn::NetConfig::ChessFull());
 }
 
+// Adam unless asked; SGD takes a momentum and refuses AdamW's decoupled decay, and an unknown
+// optimizer is refused by name.
+TEST(LearnerConfigTest, OptimizerIsAdamUnlessAskedForSgd) {
+  LearnerConfig adam, sgd, both, other;
+  ASSERT_TRUE(Parse({"--run-dir", "/tmp/x"}, adam).ok());
+  EXPECT_EQ(adam.optimizer, "adam");
+  ASSERT_TRUE(
+      Parse({"--run-dir", "/tmp/x", "--optimizer", "sgd", "--momentum", "0.8"}, sgd).ok());
+  EXPECT_EQ(sgd.optimizer, "sgd");
+  EXPECT_EQ(sgd.momentum, 0.8);
+  const Status status = Parse(
+      {"--run-dir", "/tmp/x", "--optimizer", "sgd", "--decoupled-weight-decay", "true"}, both);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("--decoupled-weight-decay is AdamW's"));
+  EXPECT_FALSE(Parse({"--run-dir", "/tmp/x", "--optimizer", "lamb"}, other).ok());
+}
+
 // Connect Four's preset reads its policy at the landing cells; `policy-head = "dense"` trains the
 // old head (and resumes a checkpoint from before it), and a game whose moves are not columns
 // cannot take the cell head.
