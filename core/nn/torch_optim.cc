@@ -7,10 +7,11 @@
 namespace az::nn {
 namespace {
 
+// Two groups of one optimizer type: `decay` as configured for the decayed weights, the same options
+// without decay for the rest.
 template <typename Options, typename Optimizer>
-std::unique_ptr<torch::optim::Optimizer> MakeAdam(const TrainerOptions& o, ParameterGroups groups) {
-  Options decay(o.learning_rate);
-  decay.betas({o.adam_beta1, o.adam_beta2}).eps(o.adam_eps).weight_decay(o.weight_decay);
+std::unique_ptr<torch::optim::Optimizer> MakeTwoGroups(const Options& decay,
+                                                       ParameterGroups groups) {
   Options no_decay = decay;
   no_decay.weight_decay(0.0);
   std::vector<torch::optim::OptimizerParamGroup> param_groups;
@@ -19,17 +20,17 @@ std::unique_ptr<torch::optim::Optimizer> MakeAdam(const TrainerOptions& o, Param
   return std::make_unique<Optimizer>(std::move(param_groups), decay);
 }
 
+template <typename Options, typename Optimizer>
+std::unique_ptr<torch::optim::Optimizer> MakeAdam(const TrainerOptions& o, ParameterGroups groups) {
+  Options decay(o.learning_rate);
+  decay.betas({o.adam_beta1, o.adam_beta2}).eps(o.adam_eps).weight_decay(o.weight_decay);
+  return MakeTwoGroups<Options, Optimizer>(decay, std::move(groups));
+}
+
 std::unique_ptr<torch::optim::Optimizer> MakeSgd(const TrainerOptions& o, ParameterGroups groups) {
   torch::optim::SGDOptions decay(o.learning_rate);
   decay.momentum(o.momentum).nesterov(o.momentum > 0.0).weight_decay(o.weight_decay);
-  torch::optim::SGDOptions no_decay = decay;
-  no_decay.weight_decay(0.0);
-  std::vector<torch::optim::OptimizerParamGroup> param_groups;
-  param_groups.emplace_back(std::move(groups.decay),
-                            std::make_unique<torch::optim::SGDOptions>(decay));
-  param_groups.emplace_back(std::move(groups.no_decay),
-                            std::make_unique<torch::optim::SGDOptions>(no_decay));
-  return std::make_unique<torch::optim::SGD>(std::move(param_groups), decay);
+  return MakeTwoGroups<torch::optim::SGDOptions, torch::optim::SGD>(decay, std::move(groups));
 }
 
 }  // namespace

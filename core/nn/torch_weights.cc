@@ -8,13 +8,16 @@
 #include <vector>
 
 #include "core/nn/torch_runtime.h"
+#include "core/nn/trainer.h"
 
 namespace az::nn {
 namespace {
 
 // The optimizer family a checkpoint records: Adam and AdamW keep the same state, SGD another.
 std::string OptimizerFamily(const torch::optim::Optimizer& optimizer) {
-  return dynamic_cast<const torch::optim::SGD*>(&optimizer) != nullptr ? "sgd" : "adam";
+  return std::string(OptimizerKindName(dynamic_cast<const torch::optim::SGD*>(&optimizer) != nullptr
+                                           ? OptimizerKind::kSgd
+                                           : OptimizerKind::kAdam));
 }
 
 // "p0", "p1", ... for parameters, "b0", ... for buffers.

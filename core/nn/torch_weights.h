@@ -50,10 +50,11 @@ Status SaveCheckpoint(const std::string& path, AzNetImpl& model, torch::optim::O
 // Restores a checkpoint written by SaveCheckpoint into a model of the same shapes and an optimizer
 // built the same way. Errors as LoadModelWeights; FAILED_PRECONDITION when `path` is a plain
 // weights file or its optimizer is of another family (a file without "optimizer_kind" is Adam's,
-// as every checkpoint before SGD was); DATA_LOSS when the payload lacks the optimizer or trainer state. Shape and checksum
-// errors leave model and optimizer untouched; an error while parsing the optimizer state can leave
-// them partly overwritten (core/nn/trainer.h loads into fresh copies for that reason). With `ema`,
-// the moving average is read into it, or set to the restored weights when the file has none.
+// as every checkpoint before SGD was); DATA_LOSS when the payload lacks the optimizer or trainer
+// state. Shape and checksum errors leave model and optimizer untouched; an error while parsing
+// the optimizer state can leave them partly overwritten (core/nn/trainer.h loads into fresh
+// copies for that reason). With `ema`, the moving average is read into it, or set to the restored
+// weights when the file has none.
 Result<CheckpointState> LoadCheckpoint(const std::string& path, AzNetImpl& model,
                                        torch::optim::Optimizer& optimizer,
                                        AzNetImpl* ema = nullptr);

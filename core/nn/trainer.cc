@@ -221,8 +221,8 @@ Status TrainerOptions::Validate() const {
                            " must lie in [0, 1)");
   }
   if (optimizer == OptimizerKind::kSgd && decoupled_weight_decay) {
-    return InvalidArgument("trainer: decoupled_weight_decay is AdamW's; SGD adds the decay to the "
-                           "gradient");
+    return InvalidArgument(
+        "trainer: decoupled_weight_decay is AdamW's; SGD adds the decay to the gradient");
   }
   AZ_RETURN_IF_ERROR(CheckNonNegative("value_loss_weight", value_loss_weight));
   AZ_RETURN_IF_ERROR(CheckNonNegative("max_grad_norm", max_grad_norm));

@@ -3,9 +3,10 @@
 // Training behind a torch-free facade, for the learner. One TrainStep: build the batch from compact
 // samples (the encoder writes straight into the input tensor), forward in train mode, per-sample
 // loss (core/nn/torch_loss.h), L = mean(w_i * L_i), backward, Adam (or SGD with Nesterov momentum)
-// with weight decay on conv and linear weights only, optional gradient clipping. A batch whose loss or gradients are not finite
-// is skipped (no update) and counted. On CUDA with fp16, dynamic loss scaling
-// (core/nn/loss_scaler.h) guards the fp16 gradients; on CPU training is fp32. Not thread-safe.
+// with weight decay on conv and linear weights only, optional gradient clipping. A batch whose loss
+// or gradients are not finite is skipped (no update) and counted. On CUDA with fp16, dynamic loss
+// scaling (core/nn/loss_scaler.h) guards the fp16 gradients; on CPU training is fp32. Not
+// thread-safe.
 //
 // Data-parallel training (TrainerOptions::group, docs/scaling.md): every rank runs TrainStep on
 // its own batch of the same size; after the backward, one all-reduce per step averages the

@@ -283,8 +283,9 @@ Status FinalizeConfig(LearnerConfig& c) {
   }
 
   if (c.optimizer == "sgd" && c.decoupled_weight_decay) {
-    return InvalidArgument("--decoupled-weight-decay is AdamW's; with --optimizer sgd the decay is "
-                           "added to the gradient");
+    return InvalidArgument(
+        "--decoupled-weight-decay is AdamW's; with --optimizer sgd the decay is added to the "
+        "gradient");
   }
 
   const games::GameInfo* game = games::FindGameById(c.game_kind);

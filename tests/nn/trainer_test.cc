@@ -1,7 +1,7 @@
 // The training step through the torch-free facade, as the learner uses it: loss goes down, weights
 // of 1 give the plain mean, NaN batches are skipped and leave the model untouched, loss scaling
-// recovers from overflow and matches unscaled training, checkpoints resume exactly (with Adam and with
-// SGD) and are refused by a trainer of the other optimizer.
+// recovers from overflow and matches unscaled training, checkpoints resume exactly (with Adam and
+// with SGD) and are refused by a trainer of the other optimizer.
 
 #include "core/nn/trainer.h"
 
@@ -223,15 +223,18 @@ TEST(TrainerTest, LossScalingBacksOffOnOverflowAndThenMatchesUnscaledTraining) {
   ExpectAllNear(EvalOutputs(dir.File("scaled"), set), EvalOutputs(dir.File("plain"), set), 1e-5f);
 }
 
-TEST(TrainerTest, CheckpointResumesTrainingExactly) {
+// Three steps, a checkpoint, a fresh trainer of another seed restored from it: the restored
+// counters are the checkpoint's, and the same next steps from both give the same model (weights, BN
+// statistics and the optimizer's state all came back).
+void ExpectCheckpointResumesTrainingExactly(const TrainerOptions& options) {
   testing::ScratchDir dir;
   const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 8, 8);
   const testing::SampleSet other = testing::MakeSamples(testing::TinyConfig(), 8, 9);
-  auto original = MakeTrainer(TinyOptions());
+  auto original = MakeTrainer(options);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(original->TrainStep(set.samples, set.Encoder()).ok());
   ASSERT_TRUE(original->SaveCheckpoint(dir.File("ckpt"), 7).ok());
 
-  TrainerOptions different_seed = TinyOptions();
+  TrainerOptions different_seed = options;
   different_seed.runtime.seed = 999;
   auto resumed = MakeTrainer(different_seed);
   const Result<WeightsFileInfo> info = resumed->LoadCheckpoint(dir.File("ckpt"));
@@ -240,8 +243,6 @@ TEST(TrainerTest, CheckpointResumesTrainingExactly) {
   EXPECT_EQ(info->train_step, 3u);
   EXPECT_EQ(resumed->counters().steps, 3u);
 
-  // The same next steps from both give the same model: weights, BN statistics and Adam moments all
-  // came back.
   for (int i = 0; i < 2; ++i) {
     const Result<TrainStepResult> a = original->TrainStep(other.samples, other.Encoder());
     const Result<TrainStepResult> b = resumed->TrainStep(other.samples, other.Encoder());
@@ -251,6 +252,11 @@ TEST(TrainerTest, CheckpointResumesTrainingExactly) {
   ASSERT_TRUE(original->SaveWeights(dir.File("a"), 0).ok());
   ASSERT_TRUE(resumed->SaveWeights(dir.File("b"), 0).ok());
   ExpectAllNear(EvalOutputs(dir.File("a"), set), EvalOutputs(dir.File("b"), set), 1e-6f);
+}
+
+// Adam's moments come back.
+TEST(TrainerTest, CheckpointResumesTrainingExactly) {
+  ExpectCheckpointResumesTrainingExactly(TinyOptions());
 }
 
 TrainerOptions TinySgdOptions() {
@@ -269,29 +275,10 @@ TEST(TrainerTest, SgdWithMomentumDrivesTheLossDown) {
   EXPECT_LT(last, 0.5 * first);
 }
 
+// SGD's momentum buffers come back: without them the first step after a restart would be a plain
+// gradient step, far from the original's.
 TEST(TrainerTest, SgdCheckpointResumesTrainingExactly) {
-  testing::ScratchDir dir;
-  const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 8, 8);
-  const testing::SampleSet other = testing::MakeSamples(testing::TinyConfig(), 8, 9);
-  auto original = MakeTrainer(TinySgdOptions());
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(original->TrainStep(set.samples, set.Encoder()).ok());
-  ASSERT_TRUE(original->SaveCheckpoint(dir.File("ckpt"), 2).ok());
-
-  TrainerOptions different_seed = TinySgdOptions();
-  different_seed.runtime.seed = 999;
-  auto resumed = MakeTrainer(different_seed);
-  ASSERT_TRUE(resumed->LoadCheckpoint(dir.File("ckpt")).ok());
-  // Momentum buffers came back: the next steps match. Without them the first step after a restart
-  // would be a plain gradient step, far from the original's.
-  for (int i = 0; i < 2; ++i) {
-    const Result<TrainStepResult> a = original->TrainStep(other.samples, other.Encoder());
-    const Result<TrainStepResult> b = resumed->TrainStep(other.samples, other.Encoder());
-    ASSERT_TRUE(a.ok() && b.ok());
-    EXPECT_NEAR(a->stats.loss, b->stats.loss, 1e-6);
-  }
-  ASSERT_TRUE(original->SaveWeights(dir.File("a"), 0).ok());
-  ASSERT_TRUE(resumed->SaveWeights(dir.File("b"), 0).ok());
-  ExpectAllNear(EvalOutputs(dir.File("a"), set), EvalOutputs(dir.File("b"), set), 1e-6f);
+  ExpectCheckpointResumesTrainingExactly(TinySgdOptions());
 }
 
 TEST(TrainerTest, ACheckpointOfTheOtherOptimizerIsRefusedAndStateKept) {

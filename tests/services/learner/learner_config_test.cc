@@ -83,8 +83,7 @@ TEST(LearnerConfigTest, OptimizerIsAdamUnlessAskedForSgd) {
   LearnerConfig adam, sgd, both, other;
   ASSERT_TRUE(Parse({"--run-dir", "/tmp/x"}, adam).ok());
   EXPECT_EQ(adam.optimizer, "adam");
-  ASSERT_TRUE(
-      Parse({"--run-dir", "/tmp/x", "--optimizer", "sgd", "--momentum", "0.8"}, sgd).ok());
+  ASSERT_TRUE(Parse({"--run-dir", "/tmp/x", "--optimizer", "sgd", "--momentum", "0.8"}, sgd).ok());
   EXPECT_EQ(sgd.optimizer, "sgd");
   EXPECT_EQ(sgd.momentum, 0.8);
   const Status status = Parse(
