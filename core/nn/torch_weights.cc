@@ -88,6 +88,7 @@ void WriteState(const CheckpointState& s, torch::serialize::OutputArchive& archi
                                           s.scaler_overflows};
   archive.write("counters", torch::tensor(ints, torch::kLong));
   archive.write("loss_scale", torch::tensor({s.loss_scale}, torch::kDouble));
+  archive.write("train_seconds", torch::tensor({s.train_seconds}, torch::kDouble));
 }
 
 Result<CheckpointState> ReadState(torch::serialize::InputArchive& archive,
@@ -109,6 +110,16 @@ Result<CheckpointState> ReadState(torch::serialize::InputArchive& archive,
   s.scaler_overflows = c[5];
   s.loss_scale = scale.cpu().item<double>();
   if (!(s.loss_scale > 0.0)) return DataLoss(name + " holds a non-positive loss scale");
+  torch::Tensor seconds;  // absent before the time-based learning-rate schedule: 0
+  if (archive.try_read("train_seconds", seconds)) {
+    if (seconds.numel() != 1 || seconds.scalar_type() != torch::kDouble) {
+      return DataLoss(name + " holds a malformed train_seconds");
+    }
+    s.train_seconds = seconds.cpu().item<double>();
+    if (!(std::isfinite(s.train_seconds) && s.train_seconds >= 0.0)) {
+      return DataLoss(name + " holds a negative or non-finite train_seconds");
+    }
+  }
   return s;
 }
 

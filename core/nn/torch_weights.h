@@ -39,6 +39,7 @@ struct CheckpointState {
   double loss_scale = 1.0;
   std::int64_t scaler_good_steps = 0;
   std::int64_t scaler_overflows = 0;
+  double train_seconds = 0.0;  // 0 in checkpoints written before it was kept
 };
 
 // Writes model + optimizer + state atomically (a temporary file, fsync, rename), and the weights'

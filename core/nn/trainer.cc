@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,9 @@ struct TrainerImpl {
   std::optional<DynamicLossScaler> scaler;
   double base_learning_rate = 0.0;
   TrainerCounters counters;
+  // When the last step ended; none before this trainer's first step (or its first after a
+  // restore), so a restart's downtime is not training time.
+  std::optional<std::chrono::steady_clock::time_point> last_step_end;
 };
 
 namespace {
@@ -192,6 +196,7 @@ CheckpointState StateOf(const TrainerImpl& impl, std::uint64_t model_version) {
   CheckpointState s;
   s.step = impl.counters.steps;
   s.model_version = model_version;
+  s.train_seconds = impl.counters.train_seconds;
   s.skipped_nonfinite_loss = impl.counters.skipped_nonfinite_loss;
   s.skipped_nonfinite_gradient = impl.counters.skipped_nonfinite_gradient;
   if (impl.scaler) {
@@ -210,6 +215,10 @@ Status TrainerOptions::Validate() const {
   AZ_RETURN_IF_ERROR(CheckNonNegative("learning_rate", learning_rate));
   if (warmup_steps < 0) return InvalidArgument("trainer: warmup_steps must be >= 0");
   if (decay_steps < 0) return InvalidArgument("trainer: decay_steps must be >= 0");
+  AZ_RETURN_IF_ERROR(CheckNonNegative("decay_seconds", decay_seconds));
+  if (decay_steps > 0 && decay_seconds > 0.0) {
+    return InvalidArgument("trainer: decay the learning rate over steps or over seconds, not both");
+  }
   AZ_RETURN_IF_ERROR(CheckNonNegative("min_learning_rate", min_learning_rate));
   AZ_RETURN_IF_ERROR(CheckNonNegative("weight_decay", weight_decay));
   if (!(adam_beta1 >= 0.0 && adam_beta1 < 1.0 && adam_beta2 >= 0.0 && adam_beta2 < 1.0)) {
@@ -309,7 +318,17 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
     result.loss = ToVector(terms.total);
     result.policy_loss = ToVector(terms.policy);
     result.value_loss = ToVector(terms.value);
-    stats.learning_rate = ScheduledLearningRate(o, s.base_learning_rate, s.counters.steps);
+    {
+      // The time since the previous step counts as training unless the learner stood still.
+      const auto now = std::chrono::steady_clock::now();
+      if (s.last_step_end) {
+        const double gap = std::chrono::duration<double>(now - *s.last_step_end).count();
+        if (gap <= kMaxTrainSecondsGap) s.counters.train_seconds += gap;
+      }
+      s.last_step_end = now;
+    }
+    stats.learning_rate =
+        ScheduledLearningRate(o, s.base_learning_rate, s.counters.steps, s.counters.train_seconds);
     stats.loss_scale = s.scaler ? s.scaler->scale() : 1.0;
 
     auto skip = [&](SkipReason reason) {
@@ -459,6 +478,7 @@ Result<WeightsFileInfo> Trainer::LoadCheckpoint(const std::string& path) {
                                              fresh->ema ? fresh->ema.get() : nullptr));
   fresh->base_learning_rate = impl_->base_learning_rate;
   fresh->counters.steps = state.step;
+  fresh->counters.train_seconds = state.train_seconds;
   fresh->counters.skipped_nonfinite_loss = state.skipped_nonfinite_loss;
   fresh->counters.skipped_nonfinite_gradient = state.skipped_nonfinite_gradient;
   if (fresh->scaler) {
@@ -481,11 +501,14 @@ Status Trainer::LoadWeights(const std::string& path) {
   return Status::Ok();
 }
 
-double ScheduledLearningRate(const TrainerOptions& o, double base, std::uint64_t steps_taken) {
+double ScheduledLearningRate(const TrainerOptions& o, double base, std::uint64_t steps_taken,
+                             double train_seconds) {
   const double step = static_cast<double>(steps_taken);
   double lr = base;
-  if (o.decay_steps > 0) {
-    const double t = std::min(1.0, step / static_cast<double>(o.decay_steps));
+  if (o.decay_steps > 0 || o.decay_seconds > 0.0) {
+    const double t =
+        std::min(1.0, o.decay_steps > 0 ? step / static_cast<double>(o.decay_steps)
+                                        : std::max(0.0, train_seconds) / o.decay_seconds);
     const double floor = std::min(o.min_learning_rate, base);
     lr = floor + (base - floor) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
   }

@@ -51,6 +51,10 @@ struct TrainerOptions {
   // Cosine decay of the learning rate from lr to min_learning_rate over decay_steps optimizer
   // steps (counted from the first), then min_learning_rate for good; 0: constant lr.
   std::int64_t decay_steps = 0;
+  // The same cosine over this many seconds of training instead (TrainerCounters::train_seconds),
+  // for runs of a fixed length in time on machines of unknown speed; 0: off. At most one of
+  // decay_steps and decay_seconds.
+  double decay_seconds = 0.0;
   double min_learning_rate = 0.0;
   double weight_decay = 1e-4;  // conv and linear weights only
   OptimizerKind optimizer = OptimizerKind::kAdam;
@@ -114,17 +118,26 @@ struct TrainStepResult {
   TrainStepStats stats;
 };
 
+// A gap between two steps longer than this (a paused learner, one starved of data, a restart)
+// adds nothing to TrainerCounters::train_seconds.
+inline constexpr double kMaxTrainSecondsGap = 60.0;
+
 struct TrainerCounters {
   std::uint64_t steps = 0;
+  // Wall-clock seconds of training: the time between consecutive steps, gaps over
+  // kMaxTrainSecondsGap left out; carried in checkpoints, so a restarted learner goes on counting.
+  double train_seconds = 0.0;
   std::uint64_t skipped_nonfinite_loss = 0;
   std::uint64_t skipped_nonfinite_gradient = 0;
   double loss_scale = 1.0;
   std::int64_t scaler_overflows = 0;
 };
 
-// The learning rate of the step after `steps_taken` optimizer steps: `base` (the lr, or what
-// SetLearningRate set), decayed by the cosine schedule and scaled by the warm-up.
-double ScheduledLearningRate(const TrainerOptions& options, double base, std::uint64_t steps_taken);
+// The learning rate of the step after `steps_taken` optimizer steps and `train_seconds` of
+// training: `base` (the lr, or what SetLearningRate set), decayed by the cosine schedule (over
+// steps or seconds) and scaled by the warm-up.
+double ScheduledLearningRate(const TrainerOptions& options, double base, std::uint64_t steps_taken,
+                             double train_seconds = 0.0);
 
 struct TrainerImpl;  // defined in trainer.cc
 

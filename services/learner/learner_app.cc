@@ -109,6 +109,7 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.learning_rate = c.lr;
   options.warmup_steps = c.warmup_steps;
   options.decay_steps = c.lr_decay_steps;
+  options.decay_seconds = c.lr_decay_minutes * 60.0;
   options.min_learning_rate = c.lr_min;
   options.ema_decay = c.ema_decay;
   options.ema_warmup_share = c.ema_warmup_share;
@@ -310,6 +311,7 @@ nlohmann::json LearnerApp::StatusJson() {
           {"batch", config_.batch},
           {"beta", s.beta},
           {"lr", s.learning_rate},
+          {"train_minutes", s.train_minutes},
           {"loss", s.loss},
           {"policy_loss", s.policy_loss},
           {"value_loss", s.value_loss},
@@ -495,6 +497,7 @@ void LearnerApp::Record(const StepOutcome& outcome) {
   snapshot_.step = r.step;
   snapshot_.beta = outcome.next_beta;
   snapshot_.learning_rate = r.learning_rate;
+  snapshot_.train_minutes = trainer_->counters().train_seconds / 60.0;
   snapshot_.loss = r.loss;
   snapshot_.policy_loss = r.policy_loss;
   snapshot_.value_loss = r.value_loss;

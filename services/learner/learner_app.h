@@ -100,6 +100,7 @@ class LearnerApp : private LearnerLoopHooks {
     std::uint64_t step = 0;
     double beta = 0;
     double learning_rate = 0;
+    double train_minutes = 0;  // the trainer's train_seconds / 60
     double loss = 0;
     double policy_loss = 0;
     double value_loss = 0;
@@ -166,7 +167,7 @@ class LearnerApp : private LearnerLoopHooks {
   void UpdateRate();
   // On the benchmark's thread: a model's score into status, metrics, the log and the watch.
   void RecordBenchmark(const Result<BenchmarkResult>& result);
-  void AppendToCurve(const BenchmarkResult& r);  // under status_mutex_
+  void AppendToCurve(const BenchmarkResult& r);                            // under status_mutex_
   void WarnCollapse(std::string_view reason, const std::string& warning);  // under status_mutex_
 
   LearnerConfig config_;
@@ -189,7 +190,7 @@ class LearnerApp : private LearnerLoopHooks {
 
   std::mutex status_mutex_;
   Snapshot snapshot_;
-  CollapseWatch collapse_{{}};  // under status_mutex_
+  CollapseWatch collapse_{{}};       // under status_mutex_
   bool curve_write_failed_ = false;  // under status_mutex_: warned once
 
   // The loop's own.

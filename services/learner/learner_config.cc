@@ -109,6 +109,12 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
                  "--lr-min; 0: constant")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
       ->capture_default_str();
+  app.add_option("--lr-decay-minutes", c.lr_decay_minutes,
+                 "the same cosine decay over this many minutes of training (wall-clock time "
+                 "between steps, carried in checkpoints; for runs of a fixed length in time); 0: "
+                 "off; not with --lr-decay-steps")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   app.add_option("--lr-min", c.lr_min, "the learning rate at the end of the decay")
       ->check(CLI::Range(0.0, 1e12))
       ->capture_default_str();
@@ -315,6 +321,9 @@ Status FinalizeConfig(LearnerConfig& c) {
   if (c.value_channels > 0) c.net_config.value_channels = c.value_channels;
   if (c.value_hidden > 0) c.net_config.value_hidden = c.value_hidden;
   if (!(c.lr > 0)) return InvalidArgument("--lr must be positive");
+  if (c.lr_decay_steps > 0 && c.lr_decay_minutes > 0) {
+    return InvalidArgument("--lr-decay-steps and --lr-decay-minutes both set: choose one schedule");
+  }
 
   c.beta.start = c.beta_start;
   c.beta.end = c.beta_end;
@@ -361,6 +370,7 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"lr", c.lr},
           {"warmup_steps", c.warmup_steps},
           {"lr_decay_steps", c.lr_decay_steps},
+          {"lr_decay_minutes", c.lr_decay_minutes},
           {"lr_min", c.lr_min},
           {"ema_decay", c.ema_decay},
           {"ema_warmup_share", c.ema_warmup_share},

@@ -57,6 +57,7 @@ struct LearnerConfig : service::ServiceOptions {
   double lr = 1e-3;
   std::int64_t warmup_steps = 0;
   std::int64_t lr_decay_steps = 0;  // cosine decay to lr_min over these steps; 0: constant lr
+  double lr_decay_minutes = 0.0;    // the same over minutes of training; 0: off
   double lr_min = 0.0;
   double ema_decay = 0.0;  // > 0: publish a moving average of the weights (nn::TrainerOptions)
   double ema_warmup_share = 1.0 / 9.0;  // the average's window, as a share of the steps, at first
@@ -64,8 +65,8 @@ struct LearnerConfig : service::ServiceOptions {
   bool decoupled_weight_decay = false;
   std::string optimizer = "adam";  // adam or sgd (nn::OptimizerKind)
   double momentum = 0.9;           // sgd: Nesterov momentum
-  bool symmetry_augment = false;  // --symmetry-augment: train on a random symmetry of each sample
-  double root_value_mix = 0.0;    // --root-value-mix: value target share of the root's WDL
+  bool symmetry_augment = false;   // --symmetry-augment: train on a random symmetry of each sample
+  double root_value_mix = 0.0;     // --root-value-mix: value target share of the root's WDL
   double value_loss_weight = 1.0;
   double max_grad_norm = 0;     // 0: no clipping
   std::uint64_t max_steps = 0;  // stop (checkpoint, exit 0) at this optimizer step; 0: never

@@ -19,6 +19,8 @@
 #include "core/nn/torch_batch.h"
 #include "core/nn/torch_model.h"
 #include "core/nn/torch_optim.h"
+#include "core/nn/torch_weights.h"
+#include "core/nn/trainer.h"
 #include "tests/nn/test_util.h"
 
 namespace az::nn {
@@ -381,6 +383,32 @@ TEST(WeightDecayGroupsTest, OnlyConvAndLinearWeightsAreDecayed) {
     AzNet fresh(c);
     ExpectOnlyDecayedWeightsMove(c, kind, fresh);
   }
+}
+
+// A checkpoint whose training time is negative (a corrupt or hand-made file) is refused by name,
+// and the trainer keeps its own state; a good one restores the count.
+TEST(CheckpointStateTest, ANegativeTrainingTimeIsRefused) {
+  testing::ScratchDir dir;
+  TrainerOptions options;
+  options.net = testing::TinyConfig();
+  AzNet net(options.net);
+  const auto optimizer = MakeOptimizer(options, *net);
+  CheckpointState state;
+  state.step = 5;
+  state.train_seconds = -3.0;
+  ASSERT_TRUE(SaveCheckpoint(dir.File("bad"), *net, *optimizer, state).ok());
+  auto trainer = Trainer::Create(options);
+  ASSERT_TRUE(trainer.ok());
+  const Status status = (*trainer)->LoadCheckpoint(dir.File("bad")).status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("train_seconds"));
+  EXPECT_EQ((*trainer)->counters().steps, 0u);
+  EXPECT_EQ((*trainer)->counters().train_seconds, 0.0);
+  state.train_seconds = 90.5;
+  ASSERT_TRUE(SaveCheckpoint(dir.File("good"), *net, *optimizer, state).ok());
+  ASSERT_TRUE((*trainer)->LoadCheckpoint(dir.File("good")).ok());
+  EXPECT_EQ((*trainer)->counters().steps, 5u);
+  EXPECT_EQ((*trainer)->counters().train_seconds, 90.5);
 }
 
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)

@@ -8,8 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <numeric>
+#include <thread>
 
 #include "core/nn/network.h"
 #include "tests/nn/test_util.h"
@@ -379,6 +381,65 @@ TEST(TrainerTest, CosineDecayReachesTheFloorAndStaysThere) {
   EXPECT_NEAR(trainer->TrainStep(set.samples, set.Encoder())->stats.learning_rate, 0.002, 1e-12);
   EXPECT_NEAR(trainer->TrainStep(set.samples, set.Encoder())->stats.learning_rate, 0.0015, 1e-12);
   EXPECT_NEAR(trainer->TrainStep(set.samples, set.Encoder())->stats.learning_rate, 0.001, 1e-12);
+}
+
+// A run of a fixed length in time (scripts/run --minutes) anneals over its minutes whatever the
+// machine's speed: the cosine over seconds has the step schedule's shape.
+TEST(TrainerTest, CosineDecayOverSecondsFollowsTheTrainingTime) {
+  TrainerOptions o;
+  o.decay_seconds = 600.0;
+  o.min_learning_rate = 1e-4;
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 0, 0.0), 1e-3, 1e-15);
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 1000000, 300.0), (1e-3 + 1e-4) / 2, 1e-12);
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 7, 600.0), 1e-4, 1e-15);
+  EXPECT_NEAR(ScheduledLearningRate(o, 1e-3, 7, 1e6), 1e-4, 1e-15);
+  for (int second = 1; second <= 600; ++second) {
+    EXPECT_LE(ScheduledLearningRate(o, 1e-3, 0, second),
+              ScheduledLearningRate(o, 1e-3, 0, second - 1));
+  }
+  // Both schedules at once are refused, and so is a negative or non-finite time.
+  o.decay_steps = 100;
+  EXPECT_THAT(o.Validate().message(), HasSubstr("not both"));
+  o.decay_steps = 0;
+  o.decay_seconds = -1.0;
+  EXPECT_THAT(o.Validate().message(), HasSubstr("decay_seconds"));
+  o.decay_seconds = std::nan("");
+  EXPECT_THAT(o.Validate().message(), HasSubstr("decay_seconds"));
+}
+
+// The trainer counts the time between its steps, leaves out what came before its first step, and
+// keeps the count in checkpoints: a restarted learner goes on along the same schedule.
+TEST(TrainerTest, TrainingTimeIsCountedBetweenStepsAndResumedFromCheckpoints) {
+  const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 4, 11);
+  TrainerOptions o = TinyOptions();
+  o.learning_rate = 0.002;
+  o.decay_seconds = 3600.0;
+  o.min_learning_rate = 0.0;
+  auto trainer = MakeTrainer(o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // before the first step: not counted
+  const Result<TrainStepResult> first = trainer->TrainStep(set.samples, set.Encoder());
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(trainer->counters().train_seconds, 0.0);
+  EXPECT_NEAR(first->stats.learning_rate, 0.002, 1e-15);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const Result<TrainStepResult> second = trainer->TrainStep(set.samples, set.Encoder());
+  ASSERT_TRUE(second.ok());
+  const double counted = trainer->counters().train_seconds;
+  EXPECT_GE(counted, 0.2);
+  EXPECT_LT(second->stats.learning_rate, 0.002);
+  EXPECT_NEAR(second->stats.learning_rate, ScheduledLearningRate(o, 0.002, 1, counted), 1e-15);
+
+  testing::ScratchDir dir;
+  ASSERT_TRUE(trainer->SaveCheckpoint(dir.File("ckpt"), 2).ok());
+  auto resumed = MakeTrainer(o);
+  ASSERT_TRUE(resumed->LoadCheckpoint(dir.File("ckpt")).ok());
+  EXPECT_EQ(resumed->counters().train_seconds, counted);
+  // The downtime of a restart is not training: the first step after the restore adds nothing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Result<TrainStepResult> after = resumed->TrainStep(set.samples, set.Encoder());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(resumed->counters().train_seconds, counted);
+  EXPECT_NEAR(after->stats.learning_rate, ScheduledLearningRate(o, 0.002, 2, counted), 1e-15);
 }
 
 TEST(TrainerOptionsTest, RejectsBadValuesByName) {

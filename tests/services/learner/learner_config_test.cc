@@ -93,6 +93,20 @@ TEST(LearnerConfigTest, OptimizerIsAdamUnlessAskedForSgd) {
   EXPECT_FALSE(Parse({"--run-dir", "/tmp/x", "--optimizer", "lamb"}, other).ok());
 }
 
+// A learning-rate decay over minutes (scripts/run's time-boxed runs) or over steps, never both.
+TEST(LearnerConfigTest, TheRateDecaysOverStepsOrOverMinutesNotBoth) {
+  LearnerConfig minutes, both;
+  ASSERT_TRUE(
+      Parse({"--run-dir", "/tmp/x", "--lr-decay-minutes", "30", "--lr-min", "0.005"}, minutes)
+          .ok());
+  EXPECT_EQ(minutes.lr_decay_minutes, 30.0);
+  EXPECT_EQ(minutes.lr_decay_steps, 0);
+  const Status status =
+      Parse({"--run-dir", "/tmp/x", "--lr-decay-minutes", "30", "--lr-decay-steps", "1000"}, both);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("choose one schedule"));
+}
+
 // Connect Four's preset reads its policy at the landing cells; `policy-head = "dense"` trains the
 // old head (and resumes a checkpoint from before it), and a game whose moves are not columns
 // cannot take the cell head.
