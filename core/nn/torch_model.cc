@@ -109,6 +109,24 @@ AzNet MakeModel(const NetConfig& net, const torch::Device& device, bool channels
   return model;
 }
 
+void DeepenInto(AzNetImpl& deeper, AzNetImpl& shallow) {
+  NetConfig same_but_depth = deeper.config();
+  same_but_depth.blocks = shallow.config().blocks;
+  AZ_CHECK(same_but_depth == shallow.config() && deeper.config().blocks > shallow.config().blocks,
+           "DeepenInto: " + deeper.config().ToString() + " is not a deeper " +
+               shallow.config().ToString());
+  torch::NoGradGuard no_grad;
+  auto params = deeper.named_parameters();
+  for (const auto& p : shallow.named_parameters()) params[p.key()].copy_(p.value());
+  auto buffers = deeper.named_buffers();
+  for (const auto& b : shallow.named_buffers()) buffers[b.key()].copy_(b.value());
+  for (int i = shallow.config().blocks; i < deeper.config().blocks; ++i) {
+    const std::string bn = "tower." + std::to_string(i) + ".second.bn.";
+    params[bn + "weight"].zero_();
+    params[bn + "bias"].zero_();
+  }
+}
+
 ParameterGroups SplitForWeightDecay(torch::nn::Module& module) {
   ParameterGroups groups;
   for (const auto& named : module.named_modules()) {

@@ -78,6 +78,14 @@ TORCH_MODULE(AzNet);
 // A fresh AzNet for `net` on `device`, its 4-D tensors in channels-last memory when asked.
 AzNet MakeModel(const NetConfig& net, const torch::Device& device, bool channels_last);
 
+// Copies `shallow`'s parameters and buffers into `deeper`, a network of the same shapes but more
+// residual blocks, and makes `deeper`'s extra blocks (those after shallow's last) identities: their
+// second BatchNorm's scale and shift are zeroed, so each adds nothing to its input (which is a
+// ReLU's output) and `deeper` computes what `shallow` did, in train and eval mode alike (Goyal et
+// al.'s zero-initialised residuals). Their first convolutions keep their fresh initialisation, so
+// gradients reach them as soon as the zeroed scales move.
+void DeepenInto(AzNetImpl& deeper, AzNetImpl& shallow);
+
 // Moves every 4-D parameter and buffer to channels-last memory (or back to contiguous NCHW). The
 // tensors keep their identity, so an optimizer holding them stays valid.
 void SetMemoryFormat(torch::nn::Module& module, bool channels_last);

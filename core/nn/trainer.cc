@@ -495,6 +495,32 @@ Result<WeightsFileInfo> Trainer::LoadCheckpoint(const std::string& path) {
   return info;
 }
 
+Status Trainer::Deepen(std::int32_t blocks) {
+  const TrainerOptions& o = impl_->options;
+  if (o.group != nullptr) {
+    return FailedPrecondition("trainer: a rank of a data-parallel group cannot grow its network");
+  }
+  if (blocks <= o.net.blocks) {
+    return InvalidArgument("trainer: cannot deepen a " + o.net.ToString() + " network to " +
+                           std::to_string(blocks) + " blocks");
+  }
+  TrainerOptions deeper = o;
+  deeper.net.blocks = blocks;
+  AZ_ASSIGN_OR_RETURN(std::unique_ptr<TrainerImpl> fresh, BuildImpl(deeper));
+  try {
+    DeepenInto(*fresh->model, *impl_->model);
+    if (fresh->ema) DeepenInto(*fresh->ema, *impl_->ema);
+  } catch (const std::exception& e) {
+    return TorchErrorStatus("deepening the network", e);
+  }
+  fresh->base_learning_rate = impl_->base_learning_rate;
+  fresh->counters = impl_->counters;
+  fresh->last_step_end = impl_->last_step_end;
+  fresh->scaler = impl_->scaler;
+  impl_ = std::move(fresh);
+  return Status::Ok();
+}
+
 Status Trainer::LoadWeights(const std::string& path) {
   AZ_RETURN_IF_ERROR(LoadModelWeights(path, *impl_->model).status());
   if (impl_->ema) CopyWeights(*impl_->ema, *impl_->model);

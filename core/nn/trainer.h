@@ -175,6 +175,16 @@ class Trainer {
   // restarts from them). Errors as above.
   Status LoadWeights(const std::string& path);
 
+  // Grows the network to `blocks` residual blocks (more than it has): the new blocks come after
+  // the old ones and start as identities (DeepenInto, core/nn/torch_model.h), so the network and
+  // its moving average compute what they did; the counters, the learning-rate schedule's position
+  // and the loss scaler carry on; the optimizer starts afresh over the new parameters (its momentum
+  // or moments rebuild within a few dozen steps). options().net has the new depth from then on, so
+  // checkpoints and weights are written with it. INVALID_ARGUMENT when `blocks` is not deeper,
+  // FAILED_PRECONDITION in a data-parallel group (its ranks would have to grow at the same step);
+  // on any error the trainer is unchanged.
+  Status Deepen(std::int32_t blocks);
+
   // Data-parallel: makes this rank's whole state (weights, BatchNorm statistics, optimizer, moving
   // average, step and counters) rank 0's, through a checkpoint image broadcast from rank 0.
   // Collective: every rank calls it at the same point. Returns rank 0's image header (its

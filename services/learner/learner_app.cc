@@ -124,6 +124,7 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   {
     std::lock_guard lock(app->status_mutex_);
     app->snapshot_.device = app->trainer_->DeviceName();
+    app->snapshot_.net = c.net_config.ToString();
   }
   AZ_LOG(kInfo) << "network " << c.net_config.ToString() << " on " << app->trainer_->DeviceName()
                 << (app->trainer_->UsesLossScaling() ? " (fp16, loss scaling)"
@@ -254,6 +255,21 @@ Status LearnerApp::Restore() {
     }
     return Status::Ok();
   }
+  if (config_.grow_blocks > 0) {
+    // A run that grew its network: the newest readable checkpoint says which depth to resume.
+    for (const CheckpointFile& file : existing) {
+      Result<nn::WeightsFileInfo> info = nn::ReadWeightsFileInfo(file.path);
+      if (!info.ok()) continue;  // RestoreNewest reports it and falls back past it
+      if (info->net.blocks == config_.grow_blocks) {
+        AZ_RETURN_IF_ERROR(trainer_->Deepen(config_.grow_blocks));
+        AZ_LOG(kInfo) << file.path << " holds the grown network (" << info->net.ToString()
+                      << "): resuming at that depth";
+        std::lock_guard lock(status_mutex_);
+        snapshot_.net = info->net.ToString();
+      }
+      break;
+    }
+  }
   AZ_ASSIGN_OR_RETURN(std::optional<ResumeInfo> resumed, checkpoints_->RestoreNewest(*trainer_));
   if (!resumed) {
     AZ_LOG(kInfo) << "no checkpoint in " << checkpoints_->dir()
@@ -272,6 +288,27 @@ Status LearnerApp::Restore() {
   snapshot_.resumed_from = resumed->path;
   snapshot_.checkpoint_path = resumed->path;
   snapshot_.checkpoint_step = resumed->step;
+  return Status::Ok();
+}
+
+Status LearnerApp::MaybeGrow() {
+  const nn::TrainerCounters counters = trainer_->counters();
+  if (config_.grow_blocks <= trainer_->options().net.blocks ||
+      counters.train_seconds < config_.grow_at_minutes * 60.0) {
+    return Status::Ok();
+  }
+  const std::string before = trainer_->options().net.ToString();
+  AZ_RETURN_IF_ERROR(trainer_->Deepen(config_.grow_blocks));
+  const std::string after = trainer_->options().net.ToString();
+  AZ_LOG(kInfo) << "grew the network from " << before << " to " << after << " after " << std::fixed
+                << std::setprecision(1) << counters.train_seconds / 60.0
+                << " minutes of training (step " << counters.steps
+                << "); the new blocks start as identities";
+  {
+    std::lock_guard lock(status_mutex_);
+    snapshot_.net = after;
+  }
+  if (IsRoot()) AZ_RETURN_IF_ERROR(SaveCheckpoint("grown").status());
   return Status::Ok();
 }
 
@@ -303,7 +340,7 @@ nlohmann::json LearnerApp::StatusJson() {
     collapse_suspected = collapse_.suspected();
   }
   return {{"game", config_.game},
-          {"net", config_.net_config.ToString()},
+          {"net", s.net},
           {"device", s.device},
           {"activity", s.activity},
           {"step", s.step},
@@ -422,6 +459,9 @@ Status LearnerApp::Run() {
       continue;
     }
     Record(*outcome);
+    if (outcome->kind == StepOutcome::Kind::kTrained) {
+      if (status = MaybeGrow(); !status.ok()) break;
+    }
     UpdateRate();
     LogProgress(false);
   }

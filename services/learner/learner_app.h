@@ -97,6 +97,7 @@ class LearnerApp : private LearnerLoopHooks {
   struct Snapshot {
     std::string activity = "starting";
     std::string device;
+    std::string net;  // the trainer's network now (it changes when it grows)
     std::uint64_t step = 0;
     double beta = 0;
     double learning_rate = 0;
@@ -144,6 +145,9 @@ class LearnerApp : private LearnerLoopHooks {
   // Rank 0 of a group, or a single learner: the one that checkpoints and publishes.
   bool IsRoot() const { return config_.rank == 0; }
   Status Restore();
+  // --grow-blocks: deepens the trainer once its training time reaches --grow-at-minutes, and
+  // checkpoints the grown network at once, so that a restart or a rollback resumes it.
+  Status MaybeGrow();
   // Group only, collective: every rank takes rank 0's trainer state and newest model version.
   Status SyncGroup(std::string_view why);
   void RegisterCommands();

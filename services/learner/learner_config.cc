@@ -57,6 +57,15 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
                    : "--net is default, small, full or BLOCKSxFILTERS (1-64 x 1-1024), got " + v;
       })
       ->capture_default_str();
+  app.add_option("--grow-blocks", c.grow_blocks,
+                 "grow the network to this many residual blocks after --grow-at-minutes of "
+                 "training (the new blocks start as identities, after the old ones); 0: never")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_option("--grow-at-minutes", c.grow_at_minutes,
+                 "minutes of training (as --lr-decay-minutes counts them) before --grow-blocks")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   app.add_option("--policy-channels", c.policy_channels,
                  "channels of the policy head's 1x1 convolution (0: the preset's: " +
                      service::GameKindNetField(&games::NetShape::policy_channels) + ")")
@@ -321,6 +330,16 @@ Status FinalizeConfig(LearnerConfig& c) {
   if (c.value_channels > 0) c.net_config.value_channels = c.value_channels;
   if (c.value_hidden > 0) c.net_config.value_hidden = c.value_hidden;
   if (!(c.lr > 0)) return InvalidArgument("--lr must be positive");
+  if (c.grow_blocks > 0 && c.grow_blocks <= c.net_config.blocks) {
+    return InvalidArgument("--grow-blocks " + std::to_string(c.grow_blocks) +
+                           " must be more than the network's " +
+                           std::to_string(c.net_config.blocks) + " blocks (0: never grow)");
+  }
+  if (c.grow_blocks > 0 && c.world_size > 1) {
+    return InvalidArgument(
+        "--grow-blocks is for a single learner: the ranks of a group would have to grow at the "
+        "same step");
+  }
   if (c.lr_decay_steps > 0 && c.lr_decay_minutes > 0) {
     return InvalidArgument("--lr-decay-steps and --lr-decay-minutes both set: choose one schedule");
   }
@@ -360,6 +379,8 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"value_channels", c.value_channels},
           {"value_hidden", c.value_hidden},
           {"net_shape", c.net_config.ToString()},
+          {"grow_blocks", c.grow_blocks},
+          {"grow_at_minutes", c.grow_at_minutes},
           {"device", c.device},
           {"threads", c.threads},
           {"fp16", c.fp16},

@@ -42,8 +42,12 @@ struct LearnerConfig : service::ServiceOptions {
   // read at the cell the game's landing plane marks; Connect Four's preset): NetConfig's
   // policy_cell_plane.
   std::string policy_head = "default";
-  int value_channels = 0;       // the value head's 1x1 conv channels; 0: the preset's
-  int value_hidden = 0;         // the value head's hidden units; 0: the preset's
+  int value_channels = 0;  // the value head's 1x1 conv channels; 0: the preset's
+  int value_hidden = 0;    // the value head's hidden units; 0: the preset's
+  // > 0: after grow_at_minutes of training, the network grows to this many residual blocks (new
+  // blocks start as identities, nn::Trainer::Deepen); 0: it keeps its depth.
+  int grow_blocks = 0;
+  double grow_at_minutes = 0.0;
   std::string device = "auto";  // auto, cpu or cuda
   int threads = 1;              // LibTorch intra-op threads
   bool fp16 = true;             // fp16 autocast + loss scaling on CUDA

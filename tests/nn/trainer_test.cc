@@ -1,7 +1,8 @@
 // The training step through the torch-free facade, as the learner uses it: loss goes down, weights
 // of 1 give the plain mean, NaN batches are skipped and leave the model untouched, loss scaling
 // recovers from overflow and matches unscaled training, checkpoints resume exactly (with Adam and
-// with SGD) and are refused by a trainer of the other optimizer.
+// with SGD) and are refused by a trainer of the other optimizer, a grown network computes what it
+// did.
 
 #include "core/nn/trainer.h"
 
@@ -338,6 +339,46 @@ TEST(TrainerTest, LoadCheckpointRefusesWrongFilesAndKeepsState) {
   EXPECT_EQ(trainer->counters().steps, 1u);
   // Weights can come from a checkpoint, though.
   EXPECT_TRUE(other->LoadWeights(dir.File("wide")).ok());
+}
+
+// Growing a trained network (learner --grow-blocks): the deeper one computes what the shallow one
+// did (its model and its moving average), keeps the counters, writes checkpoints and weights of its
+// new depth, which a trainer of that depth resumes, and trains on.
+TEST(TrainerTest, DeepenKeepsWhatTheNetworkComputesAndTrainsOn) {
+  testing::ScratchDir dir;
+  const testing::SampleSet set = testing::MakeSamples(testing::TinyConfig(), 8, 12);
+  TrainerOptions options = TinySgdOptions();
+  options.ema_decay = 0.9;
+  auto trainer = MakeTrainer(options);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(trainer->TrainStep(set.samples, set.Encoder()).ok());
+  ASSERT_TRUE(trainer->SaveWeights(dir.File("shallow"), 1).ok());
+  const TrainerCounters before = trainer->counters();
+
+  ASSERT_TRUE(trainer->Deepen(3).ok());
+  EXPECT_EQ(trainer->options().net.blocks, 3);
+  EXPECT_EQ(trainer->counters().steps, before.steps);
+  EXPECT_EQ(trainer->counters().train_seconds, before.train_seconds);
+  ASSERT_TRUE(trainer->SaveWeights(dir.File("deep"), 1).ok());
+  const Result<WeightsFileInfo> info = ReadWeightsFileInfo(dir.File("deep"));
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->net.blocks, 3);
+  ExpectAllNear(EvalOutputs(dir.File("deep"), set), EvalOutputs(dir.File("shallow"), set), 1e-5f);
+
+  // Not deeper, and not in a group: refused, nothing changed.
+  EXPECT_EQ(trainer->Deepen(3).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(trainer->Deepen(2).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(trainer->options().net.blocks, 3);
+
+  double first = 0.0, last = 0.0;
+  TrainOnAFixedBatch(*trainer, set, 60, first, last);
+  EXPECT_EQ(trainer->counters().steps, before.steps + 60);
+  EXPECT_LT(last, first);
+  ASSERT_TRUE(trainer->SaveCheckpoint(dir.File("ckpt"), 2).ok());
+  TrainerOptions deep = options;
+  deep.net.blocks = 3;
+  const Result<WeightsFileInfo> resumed = MakeTrainer(deep)->LoadCheckpoint(dir.File("ckpt"));
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(resumed->train_step, before.steps + 60);
 }
 
 TEST(TrainerTest, WarmupRampsTheLearningRate) {

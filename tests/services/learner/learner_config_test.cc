@@ -107,6 +107,30 @@ TEST(LearnerConfigTest, TheRateDecaysOverStepsOrOverMinutesNotBoth) {
   EXPECT_THAT(status.message(), HasSubstr("choose one schedule"));
 }
 
+// --grow-blocks deepens the network it starts with, so it must name more blocks than that, and a
+// data-parallel group cannot grow (its ranks would have to at the same step).
+TEST(LearnerConfigTest, TheNetworkGrowsOnlyDeeperAndOnlyInASingleLearner) {
+  LearnerConfig grow, shallower, group;
+  ASSERT_TRUE(Parse({"--run-dir", "/tmp/x", "--game", "connect4", "--net", "3x32", "--grow-blocks",
+                     "6", "--grow-at-minutes", "10"},
+                    grow)
+                  .ok());
+  EXPECT_EQ(grow.grow_blocks, 6);
+  EXPECT_EQ(grow.grow_at_minutes, 10.0);
+  EXPECT_EQ(grow.net_config.blocks, 3);
+  EXPECT_EQ(ConfigToJson(grow)["grow_blocks"], 6);
+  Status status =
+      Parse({"--run-dir", "/tmp/x", "--game", "connect4", "--net", "3x32", "--grow-blocks", "3"},
+            shallower);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("must be more than the network's 3 blocks"));
+  status = Parse({"--run-dir", "/tmp/x", "--game", "connect4", "--grow-blocks", "6", "--world-size",
+                  "2", "--rendezvous", "tcp://127.0.0.1:5555"},
+                 group);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("for a single learner"));
+}
+
 // Connect Four's preset reads its policy at the landing cells; `policy-head = "dense"` trains the
 // old head (and resumes a checkpoint from before it), and a game whose moves are not columns
 // cannot take the cell head.

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/nn/weights_file.h"
 #include "ipc/discovery.h"
 #include "ipc/endpoint.h"
 #include "ipc/event_subscriber.h"
@@ -185,6 +186,43 @@ TEST_F(LearnerServiceTest, TrainsSendsPrioritiesCheckpointsPublishesAndResumesAt
     Result<nlohmann::json> s = Replay().Status();
     return s.ok() && s->value("model_version", -1) == 6;
   })) << Replay().Status()->dump();
+  EXPECT_EQ(replay->Terminate(), 0);
+}
+
+// --grow-blocks: the learner deepens its network once the training time is reached, checkpoints
+// it at once, publishes models of the new depth (the evaluator follows the file's shapes), and a
+// restart resumes the grown network from its checkpoint instead of refusing it.
+TEST_F(LearnerServiceTest, GrowsItsNetworkAndARestartResumesTheGrownOne) {
+  auto replay = StartReplay();
+  ASSERT_TRUE(Replay().Insert(Bytes(RandomConnectFourSamples(600, 1, 0))).ok());
+  const std::vector<std::string> grow = {
+      "--net",   "1x16", "--grow-blocks",   "2", "--grow-at-minutes",  "0",
+      "--batch", "32",   "--publish-every", "5", "--checkpoint-every", "5"};
+  std::vector<std::string> args = grow;
+  args.insert(args.end(), {"--max-steps", "10"});
+  auto learner = StartLearner(args);
+  ASSERT_EQ(learner->WaitExit(), 0) << learner->LogText();
+  EXPECT_THAT(learner->LogText(), HasSubstr("grew the network from 1x16"));
+  EXPECT_THAT(learner->LogText(), HasSubstr("checkpoint (grown) at step 1"));
+  Result<nn::WeightsFileInfo> first = nn::ReadWeightsFileInfo(Path("models/model-0.azw"));
+  Result<nn::WeightsFileInfo> newest = nn::ReadWeightsFileInfo(Path("models/model-2.azw"));
+  ASSERT_TRUE(first.ok() && newest.ok());
+  EXPECT_EQ(first->net.blocks, 1);
+  EXPECT_EQ(newest->net.blocks, 2);
+
+  args = grow;
+  args.insert(args.end(), {"--max-steps", "15"});
+  auto again = StartLearner(args);
+  ASSERT_EQ(again->WaitExit(), 0) << again->LogText();
+  const std::string log = again->LogText();
+  EXPECT_THAT(log, HasSubstr("holds the grown network"));
+  EXPECT_THAT(log, HasSubstr("resumed from " + Path("checkpoints/checkpoint-0000000010.azck") +
+                             " at step 10"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("grew the network")));
+  EXPECT_FALSE(fs::exists(Path("checkpoints/checkpoint-0000000010.azck.corrupt")));
+  Result<nn::WeightsFileInfo> resumed = nn::ReadWeightsFileInfo(Path("models/model-3.azw"));
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(resumed->net.blocks, 2);
   EXPECT_EQ(replay->Terminate(), 0);
 }
 
