@@ -272,6 +272,7 @@ struct DenseSampleGame {
   static Status ValidateSample(const Sample& s) { return ValidateDenseSample<G>(s); }
   static std::uint32_t SampleModelVersion(const Sample& s) { return s.model_version; }
   static float SampleZ(const Sample& s) { return s.z; }
+  static void SetSampleZ(Sample& s, float z) { s.z = std::clamp(z, -1.0f, 1.0f); }
   static std::array<float, 3> SampleRootWdl(const Sample& s) { return s.root_wdl; }
   static bool SampleOffPolicy(const Sample& s) { return (s.flags & kDenseOffPolicy) != 0; }
   static const auto& SampleRecord(const Sample& s) { return s.position; }

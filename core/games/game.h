@@ -51,6 +51,7 @@
 //     static Status ValidateSample(const Sample&);  // everything, legality included
 //     static std::uint32_t SampleModelVersion(const Sample&);
 //     static float SampleZ(const Sample&);          // outcome, side to move's view
+//     static void SetSampleZ(Sample&, float z);     // replaces it (a blended target), in [-1, 1]
 //     static std::array<float, 3> SampleRootWdl(const Sample&);  // the search root's W, D, L
 //     static bool SampleOffPolicy(const Sample&);  // z is not its value (Provenance::off_policy)
 //     static const Record& SampleRecord(const Sample&);
@@ -224,9 +225,10 @@ concept GameDefinition = Game<G> && std::is_trivially_copyable_v<typename G::Sam
   { G::kPlay } -> std::convertible_to<PlayDefaults>;
   requires G::kSymmetries >= 1;
 } && requires(const typename G::State& state, const typename G::Record& record,
-              const typename G::Sample& sample, std::span<typename G::Sample> samples,
-              std::span<float> floats, const SearchSummary<typename G::Move>& summary,
-              typename G::Move move, std::vector<PolicyTarget>& targets, std::string_view text) {
+              const typename G::Sample& sample, typename G::Sample& mutable_sample,
+              std::span<typename G::Sample> samples, std::span<float> floats,
+              const SearchSummary<typename G::Move>& summary, typename G::Move move,
+              std::vector<PolicyTarget>& targets, std::string_view text) {
   { G::Encode(record, floats) } -> std::same_as<void>;
   { G::ValidateRecord(record) } -> std::same_as<Status>;
   { G::NewGame(0) } -> std::same_as<typename G::State>;
@@ -236,6 +238,7 @@ concept GameDefinition = Game<G> && std::is_trivially_copyable_v<typename G::Sam
   { G::ValidateSample(sample) } -> std::same_as<Status>;
   { G::SampleModelVersion(sample) } -> std::same_as<std::uint32_t>;
   { G::SampleZ(sample) } -> std::same_as<float>;
+  { G::SetSampleZ(mutable_sample, 0.0f) } -> std::same_as<void>;
   { G::SampleRootWdl(sample) } -> std::same_as<std::array<float, 3>>;
   { G::SampleOffPolicy(sample) } -> std::same_as<bool>;
   { G::SampleRecord(sample) } -> std::same_as<const typename G::Record&>;

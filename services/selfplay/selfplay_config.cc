@@ -145,6 +145,11 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "target from the network's prior at the root); 0: each once")
       ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
+  app.add_option("--value-lambda", c.value_lambda,
+                 "value target: the game's outcome blended TD(lambda) with the search roots' "
+                 "values from each sample to the game's end; 1: the outcome alone")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
   app.add_option("--fast-simulations", c.fast_simulations,
                  "visits of a fast move (0: a quarter of --simulations, at least 1)")
       ->check(CLI::Range(0, 1 << 24))
@@ -346,6 +351,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.search.gumbel_c_scale = c.gumbel_c_scale;
   o.full_search_fraction = c.full_search_fraction;
   o.policy_surprise_weight = c.policy_surprise_weight;
+  o.value_lambda = c.value_lambda;
   o.fast_simulations = c.fast_simulations;
   o.opening_simulations_plies = c.opening_simulations_plies;
   o.opening_simulations = c.opening_simulations;
@@ -407,6 +413,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"gumbel_c_scale", c.gumbel_c_scale},
           {"full_search_fraction", c.full_search_fraction},
           {"policy_surprise_weight", c.policy_surprise_weight},
+          {"value_lambda", c.value_lambda},
           {"fast_simulations", c.fast_simulations},
           {"opening_simulations_plies", c.opening_simulations_plies},
           {"opening_simulations", c.opening_simulations},

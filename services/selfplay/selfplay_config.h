@@ -61,6 +61,8 @@ struct SelfPlayConfig : service::ServiceOptions {
   // Policy-surprise weighting (KataGo): samples repeated by their root's KL(target || prior). 0:
   // off.
   float policy_surprise_weight = 0.0f;
+  // TD(lambda) value targets (driver/value_targets.h). 1: the game's outcome alone.
+  float value_lambda = 1.0f;
   // Full searches before this ply get opening_simulations visits. 0: off.
   int opening_simulations_plies = 0;
   int opening_simulations = 0;  // 0: simulations

@@ -22,6 +22,7 @@
 //   text         a position is a FEN, or "startpos [moves <uci> ...]" (also "fen <FEN> [moves
 //                ...]"); a move is UCI ("e2e4", "e7e8q")
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -109,6 +110,7 @@ struct Chess {
   static Status ValidateSample(const Sample& s);
   static std::uint32_t SampleModelVersion(const Sample& s) { return s.model_version; }
   static float SampleZ(const Sample& s) { return s.z; }
+  static void SetSampleZ(Sample& s, float z) { s.z = std::clamp(z, -1.0f, 1.0f); }
   static std::array<float, 3> SampleRootWdl(const Sample& s) { return s.root_wdl; }
   static bool SampleOffPolicy(const Sample& s) { return (s.flags & sample::kOffPolicy) != 0; }
   static const Record& SampleRecord(const Sample& s) { return s.position; }

@@ -16,6 +16,7 @@
 #include "core/mcts/random.h"
 #include "core/mcts/search.h"
 #include "services/selfplay/driver/surprise.h"
+#include "services/selfplay/driver/value_targets.h"
 #include "services/selfplay/selfplay_game.h"
 
 namespace az::selfplay {
@@ -55,7 +56,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     std::uint64_t counted_playouts = 0;
     bool failed = false;  // an answer of its batch in flight said invalid or failed
     std::vector<Sample> samples;
-    std::vector<double> surprise;  // each sample's policy surprise (policy_surprise_weight > 0)
+    std::vector<double> surprise;   // each sample's policy surprise (policy_surprise_weight > 0)
+    std::vector<int> sample_plies;  // each sample's ply (value_lambda < 1)
     Adjudicator adjudicator;
     bool measuring = false;    // a verdict was withheld: the game's result is evidence (Trusted)
     int material_run = 0;      // consecutive plies with one side ahead by the material margin
@@ -204,6 +206,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
                    (counters_.games_started & 0xFFFFFFFFu);
     slot.samples.clear();
     slot.surprise.clear();
+    slot.sample_plies.clear();
     ++counters_.games_started;
   }
 
@@ -308,6 +311,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       if (sample.ok()) {
         slot.samples.push_back(*sample);
         if (options_.policy_surprise_weight > 0.0f) slot.surprise.push_back(RootSurprise(search));
+        if (options_.value_lambda < 1.0f) slot.sample_plies.push_back(ply);
       } else {
         ++counters_.samples_dropped;
         AZ_LOG(kError) << "game " << slot.game_id << " ply " << ply
@@ -400,6 +404,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
 
   Status FinishGame(Slot& slot, int final_value, int plies) {
     Traits::SetOutcome(slot.samples, slot.search->root_state(), final_value);
+    if (options_.value_lambda < 1.0f) BlendValueTargets(slot);
     // The side to move at the end is the first player when an even number of plies was played.
     GameResultKind result = GameResultKind::kDraw;
     if (final_value != 0) {
@@ -419,7 +424,22 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     }
     slot.samples.clear();
     slot.surprise.clear();
+    slot.sample_plies.clear();
     return Status::Ok();
+  }
+
+  // Replaces each sample's outcome with its TD(lambda) value target (value_targets.h).
+  void BlendValueTargets(Slot& slot) {
+    if (slot.sample_plies.size() != slot.samples.size()) return;  // cannot happen
+    thread_local std::vector<ValuePoint> points;
+    points.clear();
+    for (std::size_t i = 0; i < slot.samples.size(); ++i) {
+      const std::array<float, 3> wdl = G::SampleRootWdl(slot.samples[i]);
+      points.push_back({slot.sample_plies[i], wdl[0] - wdl[2], G::SampleZ(slot.samples[i])});
+    }
+    const std::vector<float> targets = LambdaValueTargets(points, options_.value_lambda);
+    for (std::size_t i = 0; i < slot.samples.size(); ++i)
+      G::SetSampleZ(slot.samples[i], targets[i]);
   }
 
   // KL(policy target || prior) at the search's root (surprise.h).
@@ -705,6 +725,9 @@ Status ValidateOptions(const EngineOptions& o) {
   if (!(o.policy_surprise_weight >= 0.0f && o.policy_surprise_weight <= 1.0f)) {
     return InvalidArgument("policy surprise weight " + std::to_string(o.policy_surprise_weight) +
                            " is not in [0, 1]");
+  }
+  if (!(o.value_lambda >= 0.0f && o.value_lambda <= 1.0f)) {
+    return InvalidArgument("value lambda " + std::to_string(o.value_lambda) + " is not in [0, 1]");
   }
   AZ_RETURN_IF_ERROR(range("opening simulations plies", o.opening_simulations_plies, 0, 1 << 20));
   if (o.opening_simulations_plies > 0) {

@@ -70,6 +70,11 @@ struct EngineOptions {
   // game keeps its number of samples in expectation; the learner draws more where the search
   // corrected the network. 0: every sample once.
   float policy_surprise_weight = 0.0f;
+  // The value target of a finished game's samples (value_targets.h): 1, the game's outcome z
+  // (AlphaZero); below 1, z blended with the search roots' values from that sample on, TD(lambda),
+  // so a mistake many plies later weighs less in a position's target. Written into the sample's
+  // z, so the learner's root-value-mix then blends that target with the sample's own root.
+  float value_lambda = 1.0f;
   int leaves_per_game = 1;      // leaves gathered from each game per round
   int groups = 2;               // games split into groups that take turns with the evaluator
   std::uint64_t max_games = 0;  // games to play in all; 0: no limit

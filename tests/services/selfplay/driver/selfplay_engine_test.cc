@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <future>
 #include <map>
@@ -284,7 +285,8 @@ TEST(SelfPlayEngineTest, GumbelGamesPushValidSamplesWithTheImprovedPolicy) {
   // visit distribution of 8 playouts over 7 moves.
   std::size_t full_support = 0;
   for (const C4Sample& s : samples) {
-    const auto nonzero = std::count_if(s.policy.begin(), s.policy.end(), [](auto p) { return p > 0; });
+    const auto nonzero =
+        std::count_if(s.policy.begin(), s.policy.end(), [](auto p) { return p > 0; });
     if (nonzero >= 6) ++full_support;
   }
   EXPECT_GT(full_support, samples.size() / 2);
@@ -314,6 +316,43 @@ TEST(SelfPlayEngineTest, PolicySurpriseWeightingRepeatsSamplesAndKeepsThemValid)
   o.policy_surprise_weight = 1.5f;
   EXPECT_FALSE(Accepted(o));
   o.policy_surprise_weight = -0.1f;
+  EXPECT_FALSE(Accepted(o));
+}
+
+// TD(lambda) value targets: every pushed sample stays valid; a game's last sample's z is half its
+// root's value plus half the game's outcome (-1, 0 or 1), and every earlier one's is half its
+// root's value plus half the next sample's target, from its own side; some targets are no outcome
+// at all.
+TEST(SelfPlayEngineTest, ValueLambdaBlendsEachGamesOutcomeWithItsRootValues) {
+  EngineOptions o = SmallOptions();
+  o.max_games = 8;
+  o.value_lambda = 0.5f;
+  Rig rig = MakeRig(o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  std::map<std::uint64_t, std::vector<C4Sample>> games;
+  for (const C4Sample& s : rig.sink->Drain()) {
+    EXPECT_TRUE(C4::Validate(s).ok());
+    games[s.game_id].push_back(s);
+  }
+  ASSERT_GE(games.size(), 8u);
+  int blended = 0;
+  for (auto& [id, samples] : games) {
+    std::sort(samples.begin(), samples.end(), [](auto& a, auto& b) { return a.ply < b.ply; });
+    const auto value = [](const C4Sample& s) { return s.root_wdl[0] - s.root_wdl[2]; };
+    const C4Sample& last = samples.back();
+    const float outcome = (last.z - 0.5f * value(last)) / 0.5f;
+    EXPECT_NEAR(outcome, std::round(outcome), 1e-4) << "game " << id;
+    for (std::size_t i = 0; i + 1 < samples.size(); ++i) {
+      const float sign = (samples[i + 1].ply - samples[i].ply) % 2 == 0 ? 1.0f : -1.0f;
+      EXPECT_NEAR(samples[i].z, 0.5f * value(samples[i]) + 0.5f * sign * samples[i + 1].z, 1e-5)
+          << "game " << id << " ply " << samples[i].ply;
+      if (std::fabs(std::fabs(samples[i].z) - 1.0f) > 1e-3f && samples[i].z != 0.0f) ++blended;
+    }
+  }
+  EXPECT_GT(blended, 0);
+  o.value_lambda = 1.5f;
+  EXPECT_FALSE(Accepted(o));
+  o.value_lambda = -0.1f;
   EXPECT_FALSE(Accepted(o));
 }
 
