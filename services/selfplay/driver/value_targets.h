@@ -15,6 +15,7 @@
 // root's own value; in between, the outcome's weight falls by lambda per sample towards the start.
 // Plies that were not recorded (a gap) are bridged by parity. Targets stay in [-1, 1].
 
+#include <algorithm>
 #include <span>
 #include <vector>
 
@@ -33,10 +34,8 @@ inline std::vector<float> LambdaValueTargets(std::span<const ValuePoint> points,
   float next = points.back().outcome;  // the last sample's outcome stands for the game's end
   for (std::size_t k = points.size(); k-- > 0;) {
     if (k + 1 < points.size() && (points[k + 1].ply - points[k].ply) % 2 != 0) next = -next;
-    float target = (1.0f - lambda) * points[k].root_value + lambda * next;
-    target = target > 1.0f ? 1.0f : (target < -1.0f ? -1.0f : target);
-    targets[k] = target;
-    next = target;
+    next = std::clamp((1.0f - lambda) * points[k].root_value + lambda * next, -1.0f, 1.0f);
+    targets[k] = next;
   }
   return targets;
 }
