@@ -355,15 +355,40 @@ class Search {
 
   // The root's value and its win/draw/loss, over every playout backed up through it.
   double RootValue() const { return arena_[root_].Mean(); }
-  Wdl RootWdl() const {
+  Wdl RootWdl() const { return NodeWdl(arena_[root_]); }
+  // The root's win/draw/loss under the move the search prefers: its visited children's WDL (from
+  // the root's side to move's view; a terminal child's exact result) weighted by Gumbel's
+  // improved policy renormalised over them, or by their visits under PUCT. RootWdl also counts
+  // the playouts spent on moves the search found worse; with Gumbel's sequential halving at a few
+  // playouts those are most of them, so a won position with one winning move reads as nearly
+  // lost there. The root's own evaluation (RootWdl) while no child is visited.
+  Wdl ImprovedRootWdl() const {
     const Node& root = arena_[root_];
-    const double n = static_cast<double>(root.N()) * kValueScale;
-    if (n == 0) return {};
-    const double d = static_cast<double>(root.DrawSum());
-    // A draw valued with contempt (draw_score) carries value without win or loss: the value is
-    // clamped to what the decisive playouts can hold, so the three still sum to 1.
-    const double v = std::clamp(static_cast<double>(root.ValueSum()), -(n - d), n - d);
-    return {(n - d + v) / 2 / n, d / n, (n - d - v) / 2 / n};
+    if (root.state != NodeState::kExpanded) return RootWdl();
+    if (gumbel()) {
+      FillGumbelChildren();
+      ImprovedPolicy(root_raw_value_, gumbel_children_, gumbel_params_, gumbel_sigma_);
+    }
+    Wdl mixed;
+    double total = 0.0;
+    for (std::uint32_t i = 0; i < root.num_children; ++i) {
+      const Node& child = arena_[root.first_child + i];
+      const bool terminal = child.state == NodeState::kTerminal;
+      if (child.N() == 0 && !terminal) continue;
+      const double weight = gumbel() ? gumbel_sigma_[i] : static_cast<double>(child.N());
+      if (!(weight > 0.0)) continue;
+      const Wdl w = terminal ? TerminalWdl(child.outcome) : NodeWdl(child);
+      // The child's side to move is the root's opponent: its win is the root's loss.
+      mixed.win += weight * w.loss;
+      mixed.draw += weight * w.draw;
+      mixed.loss += weight * w.win;
+      total += weight;
+    }
+    if (!(total > 0.0)) return RootWdl();
+    mixed.win /= total;
+    mixed.draw /= total;
+    mixed.loss /= total;
+    return mixed;
   }
   // The root's LogSumExp risk value (core/mcts/puct.h: RootSoftValue).
   double SoftValue() const { return RootSoftValue(arena_, arena_[root_], params_); }
@@ -445,6 +470,25 @@ class Search {
         const double u = std::min(rng_.UniformOpenZero(), 1.0 - 0x1.0p-53);
         g = -std::log(-std::log(u));
       }
+    }
+  }
+
+  // A node's win/draw/loss over every playout backed up through it, for its own side to move.
+  static Wdl NodeWdl(const Node& node) {
+    const double n = static_cast<double>(node.N()) * kValueScale;
+    if (n == 0) return {};
+    const double d = static_cast<double>(node.DrawSum());
+    // A draw valued with contempt (draw_score) carries value without win or loss: the value is
+    // clamped to what the decisive playouts can hold, so the three still sum to 1.
+    const double v = std::clamp(static_cast<double>(node.ValueSum()), -(n - d), n - d);
+    return {(n - d + v) / 2 / n, d / n, (n - d - v) / 2 / n};
+  }
+  // The exact result of a game that ended at a node, for the side to move there.
+  static Wdl TerminalWdl(games::GameOutcome outcome) {
+    switch (outcome) {
+      case games::GameOutcome::kWin: return {1.0, 0.0, 0.0};
+      case games::GameOutcome::kLoss: return {0.0, 0.0, 1.0};
+      default: return {0.0, 1.0, 0.0};
     }
   }
 

@@ -150,6 +150,13 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "values from each sample to the game's end; 1: the outcome alone")
       ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
+  app.add_option("--root-wdl", c.root_wdl,
+                 "the samples' root win/draw/loss (the learner's root-value-mix and "
+                 "--value-lambda blend it in): playouts (every playout through the root) or "
+                 "improved (the visited children weighted by Gumbel's improved policy, or by "
+                 "visits under PUCT: the value of the moves the search prefers)")
+      ->check(CLI::IsMember({"playouts", "improved"}))
+      ->capture_default_str();
   app.add_option("--fast-simulations", c.fast_simulations,
                  "visits of a fast move (0: a quarter of --simulations, at least 1)")
       ->check(CLI::Range(0, 1 << 24))
@@ -352,6 +359,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.full_search_fraction = c.full_search_fraction;
   o.policy_surprise_weight = c.policy_surprise_weight;
   o.value_lambda = c.value_lambda;
+  o.improved_root_wdl = c.root_wdl == "improved";
   o.fast_simulations = c.fast_simulations;
   o.opening_simulations_plies = c.opening_simulations_plies;
   o.opening_simulations = c.opening_simulations;
@@ -414,6 +422,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"full_search_fraction", c.full_search_fraction},
           {"policy_surprise_weight", c.policy_surprise_weight},
           {"value_lambda", c.value_lambda},
+          {"root_wdl", c.root_wdl},
           {"fast_simulations", c.fast_simulations},
           {"opening_simulations_plies", c.opening_simulations_plies},
           {"opening_simulations", c.opening_simulations},

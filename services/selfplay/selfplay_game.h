@@ -28,15 +28,17 @@ struct SelfPlayGame {
 
   // The sample of the search's root: the search's policy target (the visit distribution, or
   // Gumbel's improved policy), the root's WDL and soft value. `off_policy`: the move played from
-  // it will not be the search's (Provenance::off_policy).
+  // it will not be the search's (Provenance::off_policy). `improved_wdl`: the root's WDL under the
+  // moves the search prefers (Search::ImprovedRootWdl), else over every playout (RootWdl).
   static Result<Sample> MakeSample(const mcts::Search<G>& search, std::uint64_t game_id,
-                                   std::uint32_t model_version, bool off_policy = false) {
+                                   std::uint32_t model_version, bool off_policy = false,
+                                   bool improved_wdl = false) {
     thread_local std::vector<games::MoveWeight<typename G::Move>> moves;
     moves.clear();
     for (const auto& child : search.RootChildren()) {
       moves.push_back({child.move, static_cast<float>(child.policy)});
     }
-    const mcts::Wdl wdl = search.RootWdl();
+    const mcts::Wdl wdl = improved_wdl ? search.ImprovedRootWdl() : search.RootWdl();
     const games::SearchSummary<typename G::Move> summary{
         moves,
         {static_cast<float>(wdl.win), static_cast<float>(wdl.draw), static_cast<float>(wdl.loss)},

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/games/connect4/connect_four.h"
+#include "core/games/connect4/connect_four_solver.h"
 #include "core/mcts/fake_evaluators.h"
 #include "core/mcts/search.h"
 #include "tests/mcts/tree_checks.h"
@@ -48,6 +49,9 @@ C4Search MakeSearch(const ConnectFourPosition& root, const SearchOptions& option
 }
 
 std::vector<std::uint32_t> V(std::initializer_list<std::uint32_t> values) { return values; }
+
+// A position (14 plies) the side to move wins with one move; the six others lose.
+constexpr std::string_view kWonWithFewWinningMoves = "66537124675747";
 
 TEST(GumbelScheduleTest, MatchesMctxSequenceOfConsideredVisits) {
   // The sequences mctx's get_sequence_of_considered_visits gives for the same arguments.
@@ -129,6 +133,83 @@ TEST(GumbelSearchTest, BlocksTheOpponentsWin) {
   ASSERT_TRUE(search.Run(evaluator, 200).ok());
   EXPECT_EQ(search.BestMove().column, 3);
   ExpectConsistentTree(search);
+}
+
+// A network that knows the game: uniform priors and each position's exact value (the solver's).
+class SolverEvaluator final : public Evaluator<ConnectFour> {
+ public:
+  Status Evaluate(std::span<const Leaf<ConnectFour>> leaves, std::span<LeafEval> evals) override {
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      for (float& prior : evals[i].priors) prior = 1.0f;
+      Result<ConnectFourPosition> position = ConnectFourPosition::FromRecord(*leaves[i].record);
+      AZ_CHECK(position.ok());
+      const int value = solver_.Solve(*position);
+      evals[i].SetWdl(value > 0 ? 1.0f : 0.0f, value == 0 ? 1.0f : 0.0f, value < 0 ? 1.0f : 0.0f);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  games::ConnectFourSolver solver_{20};
+};
+
+// A won position where most moves lose: with self-play's settings (16 playouts, c-scale 1) and an
+// exact network, the improved root WDL is the win the search found, while the mean over every
+// playout counts the ones sequential halving spent on the losing moves and reads far lower.
+TEST(GumbelSearchTest, ImprovedRootWdlIsTheValueOfTheMovesTheSearchPrefers) {
+  const ConnectFourPosition root = Position(kWonWithFewWinningMoves);
+  games::ConnectFourSolver solver(20);
+  int winning = 0, losing = 0;
+  for (int value : solver.MoveValues(root)) {
+    winning += value == 1;
+    losing += value == -1;
+  }
+  ASSERT_EQ(winning, 1);
+  ASSERT_EQ(losing, 6);
+  SearchOptions options = GumbelOptions();
+  options.gumbel_c_scale = 1.0f;
+  C4Search search = MakeSearch(root, options);
+  SolverEvaluator evaluator;
+  ASSERT_TRUE(search.Run(evaluator, 16).ok());
+  const Wdl improved = search.ImprovedRootWdl();
+  const Wdl playouts = search.RootWdl();
+  EXPECT_NEAR(improved.win + improved.draw + improved.loss, 1.0, 1e-9);
+  EXPECT_NEAR(playouts.win + playouts.draw + playouts.loss, 1.0, 1e-9);
+  EXPECT_GT(improved.win, 0.99);
+  EXPECT_LT(playouts.win, 0.8);
+  EXPECT_GT(playouts.loss, 0.2);
+}
+
+// Under PUCT the improved root WDL is the visit-weighted mean of the children's WDL, seen from the
+// root (a child's win is the root's loss), without the root's own evaluation; before a search it
+// is the (empty) root's.
+TEST(SearchRootWdlTest, UnderPuctImprovedRootWdlIsTheChildrensVisitWeightedWdl) {
+  SearchOptions options;
+  options.max_batch = 1;
+  C4Search search = MakeSearch(Position("4453"), options);
+  EXPECT_EQ(search.ImprovedRootWdl().win, 0.0);
+  EXPECT_EQ(search.ImprovedRootWdl().loss, 0.0);
+  HashEvaluator<ConnectFour> evaluator(5);
+  ASSERT_TRUE(search.Run(evaluator, 200).ok());
+  const Node& root = search.root();
+  double visits = 0, win = 0, draw = 0, loss = 0;
+  for (std::uint32_t i = 0; i < root.num_children; ++i) {
+    const Node& child = search.arena()[root.first_child + i];
+    const double n = child.N();
+    if (n == 0) continue;
+    const double d = static_cast<double>(child.DrawSum()) / kValueScale;
+    const double v = static_cast<double>(child.ValueSum()) / kValueScale;
+    visits += n;
+    win += (n - d - v) / 2;  // the child's loss
+    draw += d;
+    loss += (n - d + v) / 2;
+  }
+  ASSERT_GT(visits, 0);
+  const Wdl improved = search.ImprovedRootWdl();
+  EXPECT_NEAR(improved.win, win / visits, 1e-9);
+  EXPECT_NEAR(improved.draw, draw / visits, 1e-9);
+  EXPECT_NEAR(improved.loss, loss / visits, 1e-9);
+  EXPECT_NEAR(improved.win + improved.draw + improved.loss, 1.0, 1e-9);
 }
 
 TEST(GumbelSearchTest, SpendsExactlyTheBudgetAsSequentialHalving) {

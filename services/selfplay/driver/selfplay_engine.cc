@@ -307,7 +307,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
         static_cast<std::uint32_t>(std::min<std::uint64_t>(slot.model_version, 0xFFFFFFFFu));
     if (slot.full_search) {
       Result<Sample> sample =
-          Traits::MakeSample(search, slot.game_id, version, /*off_policy=*/random_move.has_value());
+          Traits::MakeSample(search, slot.game_id, version, /*off_policy=*/random_move.has_value(),
+                             options_.improved_root_wdl);
       if (sample.ok()) {
         slot.samples.push_back(*sample);
         if (options_.policy_surprise_weight > 0.0f) slot.surprise.push_back(RootSurprise(search));

@@ -75,6 +75,11 @@ struct EngineOptions {
   // so a mistake many plies later weighs less in a position's target. Written into the sample's
   // z, so the learner's root-value-mix then blends that target with the sample's own root.
   float value_lambda = 1.0f;
+  // The root WDL a sample records (the learner's root-value-mix and value_lambda use it): false,
+  // every playout backed up through the root (mcts::Search::RootWdl); true, its visited children
+  // weighted by Gumbel's improved policy or by visits (Search::ImprovedRootWdl), which leaves out
+  // the playouts Gumbel's sequential halving spends on moves it found worse.
+  bool improved_root_wdl = false;
   int leaves_per_game = 1;      // leaves gathered from each game per round
   int groups = 2;               // games split into groups that take turns with the evaluator
   std::uint64_t max_games = 0;  // games to play in all; 0: no limit

@@ -356,6 +356,47 @@ TEST(SelfPlayEngineTest, ValueLambdaBlendsEachGamesOutcomeWithItsRootValues) {
   EXPECT_FALSE(Accepted(o));
 }
 
+// The samples' root WDL: with a network that calls every position won for its side to move and
+// two playouts (Gumbel visits two children once each), each visited child looks lost to the root.
+// A root without a move that ends the game then records a certain loss under improved_root_wdl
+// (its children, weighted by Gumbel's improved policy); over every playout (the default) the
+// root's own evaluation, a win, stays in the mean.
+TEST(SelfPlayEngineTest, ImprovedRootWdlIsTheChildrensValueNotEveryPlayouts) {
+  for (const bool improved : {false, true}) {
+    SCOPED_TRACE(improved);
+    EngineOptions o = SmallOptions();
+    o.search.root_selection = mcts::RootSelection::kGumbel;
+    o.simulations = 2;
+    o.improved_root_wdl = improved;
+    Rig rig = MakeRig(o);
+    rig.evaluator->SetWdlFunction([](std::span<const std::byte>) {
+      return std::array<float, 3>{1.0f, 0.0f, 0.0f};
+    });
+    ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+    int checked = 0;
+    for (const C4Sample& s : rig.sink->Drain()) {
+      EXPECT_TRUE(C4::Validate(s).ok());
+      const Result<games::ConnectFourPosition> position =
+          games::ConnectFourPosition::FromRecord(s.position);
+      ASSERT_TRUE(position.ok());
+      bool a_move_ends_the_game = position->moves_played() + 1 >= games::kConnectFourCells;
+      for (int column = 0; column < games::kConnectFourWidth; ++column) {
+        a_move_ends_the_game =
+            a_move_ends_the_game || (position->CanPlay(column) && position->IsWinningMove(column));
+      }
+      if (a_move_ends_the_game) continue;
+      ++checked;
+      if (improved) {
+        EXPECT_EQ(s.root_wdl, (std::array<float, 3>{0.0f, 0.0f, 1.0f})) << "ply " << s.ply;
+      } else {
+        EXPECT_GT(s.root_wdl[0], 0.0f) << "ply " << s.ply;
+        EXPECT_LT(s.root_wdl[0], 0.5f) << "ply " << s.ply;
+      }
+    }
+    EXPECT_GT(checked, 20);
+  }
+}
+
 // Root noise only before root_noise_plies: with none at all and no temperature plies, every game
 // is the search's own choice from the same start, so every game is the same (the fake network
 // answers every position alike); with noise at every ply they differ.
