@@ -64,7 +64,7 @@ struct SelfPlayConfig : service::ServiceOptions {
   // TD(lambda) value targets (driver/value_targets.h). 1: the game's outcome alone.
   float value_lambda = 1.0f;
   // The samples' root WDL: "playouts" (every playout through the root) or "improved" (the
-  // children the search prefers; SelfPlayOptions::improved_root_wdl).
+  // children the search prefers; EngineOptions::improved_root_wdl).
   std::string root_wdl = "playouts";
   // Full searches before this ply get opening_simulations visits. 0: off.
   int opening_simulations_plies = 0;
