@@ -33,6 +33,12 @@ std::string SurpriseNote(const EngineCounters& c, float weight) {
          std::to_string(c.surprise_left_out) + " left out)";
 }
 
+// " (position cap: N left out)" where the cap is on, else nothing.
+std::string PositionCapNote(const EngineCounters& c, int cap) {
+  if (cap <= 0) return {};
+  return " (position cap: " + std::to_string(c.position_cap_left_out) + " left out)";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SelfPlayApp>> SelfPlayApp::Create(const SelfPlayConfig& config) {
@@ -178,7 +184,8 @@ Status SelfPlayApp::Run() {
   const EngineCounters c = engine_->counters();
   AZ_LOG(kInfo) << "stopping: " << c.games_finished << " games, " << c.moves << " moves, "
                 << c.simulations << " simulations, " << c.samples_pushed << " samples pushed"
-                << SurpriseNote(c, config_.policy_surprise_weight) << "; " << c.games_in_progress
+                << SurpriseNote(c, config_.policy_surprise_weight)
+                << PositionCapNote(c, config_.position_cap) << "; " << c.games_in_progress
                 << " games in progress abandoned";
   server_->Stop();
   return result;
@@ -217,8 +224,8 @@ void SelfPlayApp::LogRates() {
                 << " won on material, resign false positives " << c.resign_false_positives << " of "
                 << c.playthrough_would_resign << " (" << c.resignations_withheld
                 << " withheld until trusted), " << c.samples_pushed << " samples pushed"
-                << SurpriseNote(c, config_.policy_surprise_weight) << ", model version "
-                << c.model_version << ", eval timeouts " << c.eval_timeouts << ", evaluators lost "
+                << SurpriseNote(c, config_.policy_surprise_weight)
+                << PositionCapNote(c, config_.position_cap) << ", model version " << c.model_version << ", eval timeouts " << c.eval_timeouts << ", evaluators lost "
                 << c.evaluator_losses;
   logged_ = c;
 }
@@ -244,6 +251,7 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"samples_dropped", c.samples_dropped},
           {"surprise_extra_copies", c.surprise_extra_copies},
           {"surprise_left_out", c.surprise_left_out},
+          {"position_cap_left_out", c.position_cap_left_out},
           {"sample_ring_waits", c.ring_waits},
           {"sample_ring_occupancy", ring_.occupancy},
           {"eval_requests", c.requests_submitted},

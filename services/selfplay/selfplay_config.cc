@@ -145,6 +145,17 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "target from the network's prior at the root); 0: each once")
       ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
+  app.add_option("--position-cap", c.position_cap,
+                 "a position recorded this many times among the last --position-cap-window "
+                 "recorded samples is not recorded again until they leave the window (the "
+                 "learner's draws go to the positions it has seen less); 0: off")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--position-cap-window", c.position_cap_window,
+                 "--position-cap's window, in recorded samples (the replay buffer's capacity "
+                 "makes the cap hold in the buffer)")
+      ->check(CLI::Range(1, 1 << 26))
+      ->capture_default_str();
   app.add_option("--value-lambda", c.value_lambda,
                  "value target: the game's outcome blended TD(lambda) with the search roots' "
                  "values from each sample to the game's end; 1: the outcome alone")
@@ -359,6 +370,8 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.full_search_fraction = c.full_search_fraction;
   o.policy_surprise_weight = c.policy_surprise_weight;
   o.value_lambda = c.value_lambda;
+  o.position_cap = c.position_cap;
+  o.position_cap_window = c.position_cap_window;
   o.improved_root_wdl = c.root_wdl == "improved";
   o.fast_simulations = c.fast_simulations;
   o.opening_simulations_plies = c.opening_simulations_plies;
@@ -422,6 +435,8 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"full_search_fraction", c.full_search_fraction},
           {"policy_surprise_weight", c.policy_surprise_weight},
           {"value_lambda", c.value_lambda},
+          {"position_cap", c.position_cap},
+          {"position_cap_window", c.position_cap_window},
           {"root_wdl", c.root_wdl},
           {"fast_simulations", c.fast_simulations},
           {"opening_simulations_plies", c.opening_simulations_plies},

@@ -63,6 +63,10 @@ struct SelfPlayConfig : service::ServiceOptions {
   float policy_surprise_weight = 0.0f;
   // TD(lambda) value targets (driver/value_targets.h). 1: the game's outcome alone.
   float value_lambda = 1.0f;
+  // A position recorded position_cap times among the last position_cap_window recorded samples
+  // is not recorded again (driver/position_cap.h). 0: off.
+  int position_cap = 0;
+  int position_cap_window = 300000;
   // The samples' root WDL: "playouts" (every playout through the root) or "improved" (the
   // children the search prefers; EngineOptions::improved_root_wdl).
   std::string root_wdl = "playouts";

@@ -15,6 +15,7 @@
 #include "core/games/registry.h"
 #include "core/mcts/random.h"
 #include "core/mcts/search.h"
+#include "services/selfplay/driver/position_cap.h"
 #include "services/selfplay/driver/surprise.h"
 #include "services/selfplay/driver/value_targets.h"
 #include "services/selfplay/selfplay_game.h"
@@ -58,6 +59,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     std::vector<Sample> samples;
     std::vector<double> surprise;   // each sample's policy surprise (policy_surprise_weight > 0)
     std::vector<int> sample_plies;  // each sample's ply (value_lambda < 1)
+    std::vector<std::uint64_t> sample_keys;  // each sample's PositionKey (position_cap > 0)
     Adjudicator adjudicator;
     bool measuring = false;    // a verdict was withheld: the game's result is evidence (Trusted)
     int material_run = 0;      // consecutive plies with one side ahead by the material margin
@@ -100,6 +102,10 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     std::uint64_t opening_seed =
         options.search.seed ^ (std::uint64_t{options.worker_id} << 40) ^ 0x6F70656E696E6773ull;
     rng_ = mcts::Rng(mcts::SplitMix64(opening_seed));
+    if (options.position_cap > 0) {
+      recent_.emplace(options.position_cap,
+                      static_cast<std::size_t>(options.position_cap_window));
+    }
     for (int i = 0; i < options.games; ++i) {
       Slot& slot = slots_[i];
       slot.group = i % options.groups;
@@ -207,6 +213,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.samples.clear();
     slot.surprise.clear();
     slot.sample_plies.clear();
+    slot.sample_keys.clear();
     ++counters_.games_started;
   }
 
@@ -313,6 +320,10 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
         slot.samples.push_back(*sample);
         if (options_.policy_surprise_weight > 0.0f) slot.surprise.push_back(RootSurprise(search));
         if (options_.value_lambda < 1.0f) slot.sample_plies.push_back(ply);
+        if (recent_) {
+          const Record record = G::ToRecord(search.root_state());
+          slot.sample_keys.push_back(PositionKey(std::as_bytes(std::span(&record, 1))));
+        }
       } else {
         ++counters_.samples_dropped;
         AZ_LOG(kError) << "game " << slot.game_id << " ply " << ply
@@ -406,6 +417,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   Status FinishGame(Slot& slot, int final_value, int plies) {
     Traits::SetOutcome(slot.samples, slot.search->root_state(), final_value);
     if (options_.value_lambda < 1.0f) BlendValueTargets(slot);
+    if (recent_) CapPositions(slot);
     // The side to move at the end is the first player when an even number of plies was played.
     GameResultKind result = GameResultKind::kDraw;
     if (final_value != 0) {
@@ -426,7 +438,26 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.samples.clear();
     slot.surprise.clear();
     slot.sample_plies.clear();
+    slot.sample_keys.clear();
     return Status::Ok();
+  }
+
+  // Leaves out the samples whose position the window already holds position_cap times.
+  void CapPositions(Slot& slot) {
+    if (slot.sample_keys.size() != slot.samples.size()) return;  // cannot happen
+    const bool surprise = slot.surprise.size() == slot.samples.size();
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < slot.samples.size(); ++i) {
+      if (!recent_->Admit(slot.sample_keys[i])) {
+        ++counters_.position_cap_left_out;
+        continue;
+      }
+      slot.samples[kept] = slot.samples[i];
+      if (surprise) slot.surprise[kept] = slot.surprise[i];
+      ++kept;
+    }
+    slot.samples.resize(kept);
+    if (surprise) slot.surprise.resize(kept);
   }
 
   // Replaces each sample's outcome with its TD(lambda) value target (value_targets.h).
@@ -694,6 +725,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   std::vector<typename G::State> openings_;  // the opening book's positions
   mcts::Rng rng_;                            // openings, playthrough and surprise draws
   std::vector<Sample> weighted_;             // a game's samples with their surprise copies
+  std::optional<RecentPositions> recent_;    // position_cap's window (when on)
   std::vector<LeafRequest> requests_;        // SubmitGroup's scratch
   std::uint32_t salt_ = 0;
   std::uint64_t evaluators_lost_ = 0;  // evaluator_->EvaluatorsLost() when last submitted
@@ -716,6 +748,8 @@ Status ValidateOptions(const EngineOptions& o) {
   AZ_RETURN_IF_ERROR(range("games", o.games, 1, 1 << 20));
   AZ_RETURN_IF_ERROR(range("simulations", o.simulations, 1, 1 << 24));
   AZ_RETURN_IF_ERROR(range("leaves per game", o.leaves_per_game, 1, 256));
+  AZ_RETURN_IF_ERROR(range("position cap", o.position_cap, 0, 1 << 20));
+  AZ_RETURN_IF_ERROR(range("position cap window", o.position_cap_window, 1, 1 << 26));
   if (!(o.full_search_fraction > 0.0f && o.full_search_fraction <= 1.0f)) {
     return InvalidArgument("full search fraction " + std::to_string(o.full_search_fraction) +
                            " is not in (0, 1]");

@@ -70,6 +70,12 @@ struct EngineOptions {
   // game keeps its number of samples in expectation; the learner draws more where the search
   // corrected the network. 0: every sample once.
   float policy_surprise_weight = 0.0f;
+  // A position recorded position_cap times among the last position_cap_window samples this
+  // engine recorded is left out of a finished game's samples (position_cap.h): the buffer holds
+  // each position at most position_cap times when the window is its capacity. Applied before
+  // surprise weighting. 0: off.
+  int position_cap = 0;
+  int position_cap_window = 300000;
   // The value target of a finished game's samples (value_targets.h): 1, the game's outcome z
   // (AlphaZero); below 1, z blended with the search roots' values from that sample on, TD(lambda),
   // so a mistake many plies later weighs less in a position's target. Written into the sample's
@@ -133,6 +139,7 @@ struct EngineCounters {
   // samples a game left out.
   std::uint64_t surprise_extra_copies = 0;
   std::uint64_t surprise_left_out = 0;
+  std::uint64_t position_cap_left_out = 0;  // samples left out by position_cap
   std::uint64_t ring_waits = 0;       // pushes that found the sample sink full for push_timeout
   std::uint64_t results[3] = {};      // first player won, second player won, draw
   std::uint64_t model_version = 0;    // of the latest answer

@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <functional>
 #include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -316,6 +318,38 @@ TEST(SelfPlayEngineTest, PolicySurpriseWeightingRepeatsSamplesAndKeepsThemValid)
   o.policy_surprise_weight = 1.5f;
   EXPECT_FALSE(Accepted(o));
   o.policy_surprise_weight = -0.1f;
+  EXPECT_FALSE(Accepted(o));
+}
+
+// The position cap: with a cap of one and a window longer than the run, no position is pushed
+// twice (every game starts from the empty board, which is pushed once), the samples left out and
+// the ones pushed make up the moves, and every pushed sample is valid with its game's outcome.
+TEST(SelfPlayEngineTest, PositionCapPushesEachPositionAtMostCapTimes) {
+  EngineOptions o = SmallOptions();
+  o.max_games = 12;
+  o.position_cap = 1;
+  o.position_cap_window = 100000;
+  Rig rig = MakeRig(o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const std::vector<C4Sample> samples = rig.sink->Drain();
+  EXPECT_EQ(samples.size(), c.samples_pushed);
+  EXPECT_EQ(samples.size() + c.position_cap_left_out, c.moves);
+  EXPECT_GE(c.position_cap_left_out, 11u);  // the empty board of every game but the first
+  std::set<std::vector<std::byte>> positions;
+  int empty_boards = 0;
+  for (const C4Sample& s : samples) {
+    EXPECT_TRUE(C4::Validate(s).ok());
+    EXPECT_TRUE(s.flags & sample::kConnectFourHasOutcome);
+    const auto bytes = std::as_bytes(std::span(&s.position, 1));
+    EXPECT_TRUE(positions.emplace(bytes.begin(), bytes.end()).second) << "ply " << s.ply;
+    empty_boards += s.ply == 0;
+  }
+  EXPECT_EQ(empty_boards, 1);
+  o.position_cap = -1;
+  EXPECT_FALSE(Accepted(o));
+  o.position_cap = 2;
+  o.position_cap_window = 0;
   EXPECT_FALSE(Accepted(o));
 }
 

@@ -1,0 +1,75 @@
+#pragma once
+
+// A cap on how often one position is recorded. Self-play from a fixed start records the same
+// early positions over and over (in a Connect Four run's replay buffer the distinct positions of
+// plies 0-7 are a quarter of their samples, one position 620 times: docs/learning.md), so the
+// learner spends its draws on the network's main lines. RecentPositions remembers the positions
+// of the last `window` samples recorded and refuses one that is already there `cap` times; the
+// refused sample is not pushed, so the buffer (whose last `window` samples the window mirrors when
+// it has the buffer's capacity) holds each position at most `cap` times and the learner's draws
+// go to the positions it has seen less.
+//
+// Keys are 64-bit hashes of the position's record (PositionKey); two positions that share a key
+// (about one pair in 2^64 / window^2) share a count. Not thread-safe: the engine's thread owns it.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/mcts/random.h"
+
+namespace az::selfplay {
+
+// A 64-bit hash of a position's bytes (FNV-1a, then SplitMix64's finaliser to spread the bits).
+inline std::uint64_t PositionKey(std::span<const std::byte> bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const std::byte b : bytes) {
+    h ^= static_cast<std::uint64_t>(b);
+    h *= 0x100000001b3ull;
+  }
+  return mcts::SplitMix64(h);
+}
+
+class RecentPositions {
+ public:
+  // cap >= 1 recordings of one position among the last `window` >= 1 admitted.
+  RecentPositions(int cap, std::size_t window)
+      : cap_(static_cast<std::uint32_t>(cap)), ring_(window) {
+    counts_.reserve(window);
+  }
+
+  // True when `key` is among the last `window` admitted positions fewer than `cap` times: it is
+  // then admitted (the oldest admission leaves the window once it is full). False otherwise, and
+  // nothing changes.
+  bool Admit(std::uint64_t key) {
+    auto [it, inserted] = counts_.try_emplace(key, 0u);
+    if (it->second >= cap_) return false;
+    ++it->second;
+    if (size_ == ring_.size())
+      Forget(ring_[next_]);
+    else
+      ++size_;
+    ring_[next_] = key;
+    next_ = (next_ + 1) % ring_.size();
+    return true;
+  }
+
+  std::size_t admitted_in_window() const { return size_; }
+  std::size_t distinct_in_window() const { return counts_.size(); }
+
+ private:
+  void Forget(std::uint64_t key) {
+    const auto it = counts_.find(key);
+    if (it != counts_.end() && --it->second == 0) counts_.erase(it);
+  }
+
+  std::uint32_t cap_;
+  std::vector<std::uint64_t> ring_;
+  std::size_t next_ = 0;
+  std::size_t size_ = 0;
+  std::unordered_map<std::uint64_t, std::uint32_t> counts_;
+};
+
+}  // namespace az::selfplay
