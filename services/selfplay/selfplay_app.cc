@@ -225,7 +225,8 @@ void SelfPlayApp::LogRates() {
                 << c.playthrough_would_resign << " (" << c.resignations_withheld
                 << " withheld until trusted), " << c.samples_pushed << " samples pushed"
                 << SurpriseNote(c, config_.policy_surprise_weight)
-                << PositionCapNote(c, config_.position_cap) << ", model version " << c.model_version << ", eval timeouts " << c.eval_timeouts << ", evaluators lost "
+                << PositionCapNote(c, config_.position_cap) << ", model version " << c.model_version
+                << ", eval timeouts " << c.eval_timeouts << ", evaluators lost "
                 << c.evaluator_losses;
   logged_ = c;
 }

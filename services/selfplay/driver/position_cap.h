@@ -15,21 +15,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
-#include "core/mcts/random.h"
+#include "core/nn/checksum.h"
 
 namespace az::selfplay {
 
-// A 64-bit hash of a position's bytes (FNV-1a, then SplitMix64's finaliser to spread the bits).
-inline std::uint64_t PositionKey(std::span<const std::byte> bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const std::byte b : bytes) {
-    h ^= static_cast<std::uint64_t>(b);
-    h *= 0x100000001b3ull;
-  }
-  return mcts::SplitMix64(h);
+// A position's key: XXH64 of its record's bytes (the evaluator cache's hash).
+template <typename Record>
+std::uint64_t PositionKey(const Record& record) {
+  static_assert(std::is_trivially_copyable_v<Record>);
+  return nn::Xxh64(std::as_bytes(std::span<const Record, 1>(&record, 1)));
 }
 
 class RecentPositions {
@@ -44,9 +42,9 @@ class RecentPositions {
   // then admitted (the oldest admission leaves the window once it is full). False otherwise, and
   // nothing changes.
   bool Admit(std::uint64_t key) {
-    auto [it, inserted] = counts_.try_emplace(key, 0u);
-    if (it->second >= cap_) return false;
-    ++it->second;
+    std::uint32_t& count = counts_[key];
+    if (count >= cap_) return false;
+    ++count;
     if (size_ == ring_.size())
       Forget(ring_[next_]);
     else

@@ -59,7 +59,6 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     std::vector<Sample> samples;
     std::vector<double> surprise;   // each sample's policy surprise (policy_surprise_weight > 0)
     std::vector<int> sample_plies;  // each sample's ply (value_lambda < 1)
-    std::vector<std::uint64_t> sample_keys;  // each sample's PositionKey (position_cap > 0)
     Adjudicator adjudicator;
     bool measuring = false;    // a verdict was withheld: the game's result is evidence (Trusted)
     int material_run = 0;      // consecutive plies with one side ahead by the material margin
@@ -213,7 +212,6 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.samples.clear();
     slot.surprise.clear();
     slot.sample_plies.clear();
-    slot.sample_keys.clear();
     ++counters_.games_started;
   }
 
@@ -320,10 +318,6 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
         slot.samples.push_back(*sample);
         if (options_.policy_surprise_weight > 0.0f) slot.surprise.push_back(RootSurprise(search));
         if (options_.value_lambda < 1.0f) slot.sample_plies.push_back(ply);
-        if (recent_) {
-          const Record record = G::ToRecord(search.root_state());
-          slot.sample_keys.push_back(PositionKey(std::as_bytes(std::span(&record, 1))));
-        }
       } else {
         ++counters_.samples_dropped;
         AZ_LOG(kError) << "game " << slot.game_id << " ply " << ply
@@ -438,17 +432,15 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     slot.samples.clear();
     slot.surprise.clear();
     slot.sample_plies.clear();
-    slot.sample_keys.clear();
     return Status::Ok();
   }
 
   // Leaves out the samples whose position the window already holds position_cap times.
   void CapPositions(Slot& slot) {
-    if (slot.sample_keys.size() != slot.samples.size()) return;  // cannot happen
     const bool surprise = slot.surprise.size() == slot.samples.size();
     std::size_t kept = 0;
     for (std::size_t i = 0; i < slot.samples.size(); ++i) {
-      if (!recent_->Admit(slot.sample_keys[i])) {
+      if (!recent_->Admit(PositionKey(G::SampleRecord(slot.samples[i])))) {
         ++counters_.position_cap_left_out;
         continue;
       }
