@@ -266,6 +266,7 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"eval_wait_seconds", c.wait_seconds},
           {"opening_random_plies", c.opening_plies},
           {"opening_random_plies_recorded", c.opening_plies_recorded},
+          {"games_branched", c.games_branched},
           {"adjudications",
            {{"resign", c.resignations},
             {"draw", c.draw_adjudications},

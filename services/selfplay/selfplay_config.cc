@@ -212,6 +212,11 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "stays random); -1: none, the random plies are not searched")
       ->check(CLI::Range(-1, 1 << 20))
       ->capture_default_str();
+  app.add_option("--branch-fraction", c.branch_fraction,
+                 "this share of the games start from a position a recent full search played "
+                 "from, with one random ply played on it (KataGo's branched games); 0: off")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
   app.add_option("--resign-value", c.resign_value,
                  "a side whose root value stays below minus this for --resign-plies plies loses "
                  "(-1: the game's default, chess 0.9, others 0; 0: off)")
@@ -384,6 +389,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.random_opening_plies_max = c.random_opening_plies;
   o.random_opening_careful = c.random_opening_careful;
   o.random_opening_record_from = c.random_opening_record_from;
+  o.branch_fraction = c.branch_fraction;
   o.adjudication = {.resign_value = c.resign_value,
                     .resign_plies = c.resign_plies,
                     .resign_playthrough_fraction = c.resign_playthrough_fraction,
@@ -448,6 +454,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"random_opening_plies_min", c.random_opening_plies_min},
           {"random_opening_careful", c.random_opening_careful},
           {"random_opening_record_from", c.random_opening_record_from},
+          {"branch_fraction", c.branch_fraction},
           {"resign_value", c.resign_value},
           {"resign_plies", c.resign_plies},
           {"resign_playthrough_fraction", c.resign_playthrough_fraction},

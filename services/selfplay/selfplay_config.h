@@ -84,6 +84,8 @@ struct SelfPlayConfig : service::ServiceOptions {
   bool random_opening_careful = false;
   // Random plies from this ply on are searched and recorded as off-policy samples. -1: none.
   int random_opening_record_from = -1;
+  // This share of the games branch off a recent game's position by one random ply. 0: off.
+  float branch_fraction = 0.0f;
   float resign_value = -1.0f;                    // -1: the game's default; 0: off
   int resign_plies = 0;                          // 0: the game's default
   float resign_playthrough_fraction = -1.0f;     // -1: the game's default

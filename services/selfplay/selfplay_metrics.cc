@@ -82,6 +82,8 @@ struct SelfPlayMetrics::Families {
         opening_plies_recorded(
             MakeCounter(r, "az_selfplay_opening_random_plies_recorded_total",
                         "Random opening plies searched and recorded as off-policy samples")),
+        games_branched(MakeCounter(r, "az_selfplay_games_branched_total",
+                                   "Games started from a recent game's position and a random ply")),
         adjudications(prometheus::BuildCounter()
                           .Name("az_selfplay_adjudications_total")
                           .Help("Games ended early on the search's value, by kind")
@@ -133,6 +135,7 @@ struct SelfPlayMetrics::Families {
   Counter& wait_seconds;
   Counter& opening_plies;
   Counter& opening_plies_recorded;
+  Counter& games_branched;
   prometheus::Family<Counter>& adjudications;
   Counter& resignations;
   Counter& draw_adjudications;
@@ -178,6 +181,7 @@ void SelfPlayMetrics::Update(const EngineCounters& c, const shm::ChannelClientSt
   AdvanceTo(m_->wait_seconds, c.wait_seconds);
   AdvanceTo(m_->opening_plies, static_cast<double>(c.opening_plies));
   AdvanceTo(m_->opening_plies_recorded, static_cast<double>(c.opening_plies_recorded));
+  AdvanceTo(m_->games_branched, static_cast<double>(c.games_branched));
   AdvanceTo(m_->resignations, static_cast<double>(c.resignations));
   AdvanceTo(m_->draw_adjudications, static_cast<double>(c.draw_adjudications));
   AdvanceTo(m_->material_adjudications, static_cast<double>(c.material_adjudications));

@@ -215,10 +215,17 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     ++counters_.games_started;
   }
 
-  // A game's start: a book position (or the game's own start), then the random opening plies:
-  // those before random_opening_record_from played here, the rest left to PlayMove (the slot's
-  // random_until).
+  // A game's start: with branch_fraction, a branch off a recent game (BranchState); else a book
+  // position (or the game's own start), then the random opening plies: those before
+  // random_opening_record_from played here, the rest left to PlayMove (the slot's random_until).
   typename G::State StartState(Slot& slot) {
+    slot.random_until = 0;
+    if (!branch_pool_.empty() && rng_.Uniform() < options_.branch_fraction) {
+      if (std::optional<typename G::State> branch = BranchState()) {
+        ++counters_.games_branched;
+        return *std::move(branch);
+      }
+    }
     typename G::State state =
         openings_.empty() ? Traits::NewGame(options_.max_plies)
                           : openings_[static_cast<std::size_t>(rng_.Uniform() * openings_.size())];
@@ -231,6 +238,28 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     counters_.opening_plies += played;
     slot.random_until = played == unsearched ? Traits::Ply(state) + (plies - unsearched) : 0;
     return state;
+  }
+
+  // A position of the branch pool with one random ply played on it, or nothing when every move
+  // there would end the game.
+  std::optional<typename G::State> BranchState() {
+    typename G::State state =
+        branch_pool_[static_cast<std::size_t>(rng_.Uniform() * branch_pool_.size())];
+    const std::optional<typename G::Move> move =
+        RandomPly<G>(state, rng_, options_.random_opening_careful);
+    if (!move) return std::nullopt;
+    G::Apply(state, *move);
+    return state;
+  }
+
+  // Keeps a position a full search played from (the last kBranchPool of them) for BranchState.
+  void RememberForBranches(const typename G::State& state) {
+    if (branch_pool_.size() < static_cast<std::size_t>(EngineOptions::kBranchPool)) {
+      branch_pool_.push_back(state);
+    } else {
+      branch_pool_[branch_next_] = state;
+    }
+    branch_next_ = (branch_next_ + 1) % EngineOptions::kBranchPool;
   }
 
   void CountPlayouts(Slot& slot) {
@@ -316,6 +345,9 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
                              options_.improved_root_wdl);
       if (sample.ok()) {
         slot.samples.push_back(*sample);
+        if (options_.branch_fraction > 0.0f && !random_move) {
+          RememberForBranches(search.root_state());
+        }
         if (options_.policy_surprise_weight > 0.0f) slot.surprise.push_back(RootSurprise(search));
         if (options_.value_lambda < 1.0f) slot.sample_plies.push_back(ply);
       } else {
@@ -718,6 +750,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   mcts::Rng rng_;                            // openings, playthrough and surprise draws
   std::vector<Sample> weighted_;             // a game's samples with their surprise copies
   std::optional<RecentPositions> recent_;    // position_cap's window (when on)
+  std::vector<typename G::State> branch_pool_;  // branch_fraction's recent positions (when on)
+  std::size_t branch_next_ = 0;                 // the pool's slot written next, once it is full
   std::vector<LeafRequest> requests_;        // SubmitGroup's scratch
   std::uint32_t salt_ = 0;
   std::uint64_t evaluators_lost_ = 0;  // evaluator_->EvaluatorsLost() when last submitted
@@ -751,6 +785,10 @@ Status ValidateOptions(const EngineOptions& o) {
   }
   if (!(o.policy_surprise_weight >= 0.0f && o.policy_surprise_weight <= 1.0f)) {
     return InvalidArgument("policy surprise weight " + std::to_string(o.policy_surprise_weight) +
+                           " is not in [0, 1]");
+  }
+  if (!(o.branch_fraction >= 0.0f && o.branch_fraction <= 1.0f)) {
+    return InvalidArgument("branch fraction " + std::to_string(o.branch_fraction) +
                            " is not in [0, 1]");
   }
   if (!(o.value_lambda >= 0.0f && o.value_lambda <= 1.0f)) {

@@ -106,6 +106,13 @@ struct EngineOptions {
   // Every random position a game passes through becomes training data, not only the one where
   // the random plies end. -1: none (the random plies are played without a search).
   int random_opening_record_from = -1;
+  // Branched games (KataGo's): this share of the games start instead from a position a recent
+  // full search of this engine played from (one of the last kBranchPool), with one random ply
+  // (RandomPly, careful as above) played on it and not recorded: positions near the network's
+  // own lines with a mistake in them, which neither self-play nor random openings reach much.
+  // No random opening plies follow a branch. 0: off.
+  float branch_fraction = 0.0f;
+  static constexpr int kBranchPool = 4096;
   AdjudicationOptions adjudication;  // resignation and draw adjudication (adjudication.h)
   // Material adjudication, for games that define G::MaterialBalance (chess): a side ahead by at
   // least material_adjudicate_margin pawns at each of material_adjudicate_plies consecutive
@@ -145,6 +152,7 @@ struct EngineCounters {
   std::uint64_t model_version = 0;    // of the latest answer
   std::uint64_t opening_plies = 0;    // random opening plies played
   std::uint64_t opening_plies_recorded = 0;  // of them, searched and recorded (off-policy)
+  std::uint64_t games_branched = 0;          // games branched off a recent game's position
   std::uint64_t resignations = 0;            // games ended by resignation (counted in results too)
   std::uint64_t draw_adjudications = 0;      // games ended as draws by adjudication
   std::uint64_t material_adjudications = 0;  // games won on material (counted in results too)

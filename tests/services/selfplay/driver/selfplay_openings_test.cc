@@ -1,7 +1,7 @@
 // The self-play driver's openings and adjudication, in process over the fake evaluator and sink:
 // random opening plies make games differ and are not recorded; a book's positions start the games;
 // resignation ends a game after K plies below the threshold with z -1 for the loser; playthrough
-// games are never adjudicated and count the false positives; draw adjudication.
+// games are never adjudicated and count the false positives; draw adjudication; branched games.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -206,6 +206,60 @@ TEST(SelfPlayOpeningsTest, RandomPliesFromTheRecordPlyAreSearchedAndRecordedOffP
     for (const C4Sample& s : game) EXPECT_FALSE(games::ConnectFour::SampleOffPolicy(s));
   }
   EXPECT_EQ(plain.engine->counters().opening_plies_recorded, 0u);
+}
+
+// Branched games: with branch_fraction 1 every game after the first ones (the pool is empty until
+// a full search has played) starts one random ply away from a position some game recorded, and is
+// counted; its samples are a game of its own from there. Out of [0, 1] is refused.
+TEST(SelfPlayOpeningsTest, BranchedGamesStartOneRandomPlyFromARecordedPosition) {
+  EngineOptions o = ConnectFourOptions();
+  o.max_games = 40;
+  o.branch_fraction = 1.0f;
+  Rig<C4Sample> rig = MakeRig<C4Sample>(games::ConnectFour::kId, o);
+  ASSERT_TRUE(RunToEnd(*rig.engine).ok());
+  const EngineCounters c = rig.engine->counters();
+  const std::vector<C4Sample> samples = rig.sink->Drain();
+  EXPECT_EQ(samples.size(), c.moves);  // the branching ply is not recorded
+  EXPECT_EQ(c.opening_plies, 0u);
+  const auto games = ByGame<C4>(samples);
+  ASSERT_EQ(games.size(), 40u);
+  std::vector<games::ConnectFourRecord> recorded;
+  for (const C4Sample& s : samples) recorded.push_back(s.position);
+  // A record is the side to move's stones and the other side's: a ply later the mover's stones,
+  // one more, are the opponent's.
+  const auto one_ply_after = [](const games::ConnectFourRecord& parent,
+                                const games::ConnectFourRecord& child) {
+    return child.own == parent.opponent && (child.opponent & parent.own) == parent.own &&
+           std::popcount(child.opponent ^ parent.own) == 1;
+  };
+  std::uint64_t branched = 0;
+  for (const auto& [id, game] : games) {
+    for (std::size_t i = 0; i < game.size(); ++i) EXPECT_EQ(game[i].ply, game.front().ply + i);
+    if (game.front().ply == 0) continue;  // started from the empty board
+    ++branched;
+    EXPECT_TRUE(std::any_of(recorded.begin(), recorded.end(),
+                            [&](const games::ConnectFourRecord& parent) {
+                              return one_ply_after(parent, game.front().position);
+                            }))
+        << "game " << id << " starts at ply " << game.front().ply
+        << " one ply from no recorded position";
+  }
+  EXPECT_EQ(c.games_branched, branched);
+  EXPECT_GE(branched, 30u);  // all but the first games' starts (and any with no random ply left)
+
+  // Off (the default), no game branches.
+  o.branch_fraction = 0.0f;
+  Rig<C4Sample> plain = MakeRig<C4Sample>(games::ConnectFour::kId, o);
+  ASSERT_TRUE(RunToEnd(*plain.engine).ok());
+  EXPECT_EQ(plain.engine->counters().games_branched, 0u);
+  for (const auto& [id, game] : ByGame<C4>(plain.sink->Drain())) {
+    EXPECT_EQ(game.front().ply, 0u) << "game " << id;
+  }
+
+  o.branch_fraction = 1.5f;
+  Result<Rig<C4Sample>> refused = TryMakeRig<C4Sample>(games::ConnectFour::kId, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("branch fraction"));
 }
 
 // Recorded random plies are searched, but random moves follow them: their root values must not
