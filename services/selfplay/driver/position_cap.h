@@ -12,12 +12,12 @@
 // Keys are 64-bit hashes of the position's record (PositionKey); two positions that share a key
 // (about one pair in 2^64 / window^2) share a count. Not thread-safe: the engine's thread owns it.
 
+#include <boost/circular_buffer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <type_traits>
 #include <unordered_map>
-#include <vector>
 
 #include "core/nn/checksum.h"
 
@@ -45,16 +45,12 @@ class RecentPositions {
     std::uint32_t& count = counts_[key];
     if (count >= cap_) return false;
     ++count;
-    if (size_ == ring_.size())
-      Forget(ring_[next_]);
-    else
-      ++size_;
-    ring_[next_] = key;
-    next_ = (next_ + 1) % ring_.size();
+    if (ring_.full()) Forget(ring_.front());
+    ring_.push_back(key);  // over the oldest, once full
     return true;
   }
 
-  std::size_t admitted_in_window() const { return size_; }
+  std::size_t admitted_in_window() const { return ring_.size(); }
   std::size_t distinct_in_window() const { return counts_.size(); }
 
  private:
@@ -64,9 +60,7 @@ class RecentPositions {
   }
 
   std::uint32_t cap_;
-  std::vector<std::uint64_t> ring_;
-  std::size_t next_ = 0;
-  std::size_t size_ = 0;
+  boost::circular_buffer<std::uint64_t> ring_;  // the window's admissions, oldest first
   std::unordered_map<std::uint64_t, std::uint32_t> counts_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/circular_buffer.hpp>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -105,6 +106,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       recent_.emplace(options.position_cap,
                       static_cast<std::size_t>(options.position_cap_window));
     }
+    if (options.branch_fraction > 0.0f) branch_pool_.set_capacity(EngineOptions::kBranchPool);
     for (int i = 0; i < options.games; ++i) {
       Slot& slot = slots_[i];
       slot.group = i % options.groups;
@@ -252,16 +254,6 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     return state;
   }
 
-  // Keeps a position a full search played from (the last kBranchPool of them) for BranchState.
-  void RememberForBranches(const typename G::State& state) {
-    if (branch_pool_.size() < static_cast<std::size_t>(EngineOptions::kBranchPool)) {
-      branch_pool_.push_back(state);
-    } else {
-      branch_pool_[branch_next_] = state;
-    }
-    branch_next_ = (branch_next_ + 1) % EngineOptions::kBranchPool;
-  }
-
   void CountPlayouts(Slot& slot) {
     const std::uint64_t playouts = slot.search->stats().playouts;
     counters_.simulations += playouts - slot.counted_playouts;
@@ -346,7 +338,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       if (sample.ok()) {
         slot.samples.push_back(*sample);
         if (options_.branch_fraction > 0.0f && !random_move) {
-          RememberForBranches(search.root_state());
+          branch_pool_.push_back(search.root_state());  // over the oldest, once full
         }
         if (options_.policy_surprise_weight > 0.0f) slot.surprise.push_back(RootSurprise(search));
         if (options_.value_lambda < 1.0f) slot.sample_plies.push_back(ply);
@@ -750,8 +742,9 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   mcts::Rng rng_;                            // openings, playthrough and surprise draws
   std::vector<Sample> weighted_;             // a game's samples with their surprise copies
   std::optional<RecentPositions> recent_;    // position_cap's window (when on)
-  std::vector<typename G::State> branch_pool_;  // branch_fraction's recent positions (when on)
-  std::size_t branch_next_ = 0;                 // the pool's slot written next, once it is full
+  // branch_fraction's pool: the positions the last kBranchPool full searches played from (no
+  // capacity when off).
+  boost::circular_buffer<typename G::State> branch_pool_;
   std::vector<LeafRequest> requests_;        // SubmitGroup's scratch
   std::uint32_t salt_ = 0;
   std::uint64_t evaluators_lost_ = 0;  // evaluator_->EvaluatorsLost() when last submitted
