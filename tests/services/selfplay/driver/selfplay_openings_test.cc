@@ -237,10 +237,11 @@ TEST(SelfPlayOpeningsTest, BranchedGamesStartOneRandomPlyFromARecordedPosition) 
     for (std::size_t i = 0; i < game.size(); ++i) EXPECT_EQ(game[i].ply, game.front().ply + i);
     if (game.front().ply == 0) continue;  // started from the empty board
     ++branched;
-    EXPECT_TRUE(std::any_of(recorded.begin(), recorded.end(),
-                            [&](const games::ConnectFourRecord& parent) {
-                              return one_ply_after(parent, game.front().position);
-                            }))
+    // clang 14 cannot capture a structured binding: name the start position first.
+    const games::ConnectFourRecord& start = game.front().position;
+    EXPECT_TRUE(std::any_of(
+        recorded.begin(), recorded.end(),
+        [&](const games::ConnectFourRecord& parent) { return one_ply_after(parent, start); }))
         << "game " << id << " starts at ply " << game.front().ply
         << " one ply from no recorded position";
   }
