@@ -255,22 +255,5 @@ TEST(ConnectFourEncoderTest, ThreatPlanesMarkWhereEachSideWouldConnectFour) {
   EXPECT_EQ(std::find(playable.begin(), playable.end(), std::pair{3, 3}), playable.end());
 }
 
-TEST(ConnectFourEncoderTest, ThreatMakerPlanesMarkWhereAStoneWouldMakeNewWinningCells) {
-  using Cells = std::vector<std::pair<int, int>>;
-  std::array<float, kConnectFourInputSize> planes;
-  // "4455": X (to move) has (0,3) and (0,4), O has (1,3) and (1,4). A third X stone beside the
-  // pair makes three in a row with two open ends (two new winning cells); one a gap away makes one.
-  EncodeConnectFour(Play("4455").ToRecord(), planes);
-  EXPECT_EQ(CellsOf(planes, 7), (Cells{{0, 1}, {0, 2}, {0, 5}, {0, 6}}));
-  EXPECT_EQ(CellsOf(planes, 9), (Cells{{0, 2}, {0, 5}}));
-  EXPECT_EQ(CellsOf(planes, 8), (Cells{{1, 1}, {1, 2}, {1, 5}, {1, 6}}));
-  EXPECT_EQ(CellsOf(planes, 10), (Cells{{1, 2}, {1, 5}}));
-  // A winning cell that exists already is not new: after "44556" X wins at (0,2) and (0,6); an X
-  // stone at (0,6) would make only (0,2), so (0,6) is not on X's plane (8: O is to move).
-  EncodeConnectFour(Play("44556").ToRecord(), planes);
-  const Cells x_makers = CellsOf(planes, 8);
-  EXPECT_EQ(std::find(x_makers.begin(), x_makers.end(), std::pair{0, 6}), x_makers.end());
-}
-
 }  // namespace
 }  // namespace az::games

@@ -214,10 +214,10 @@ TEST(NetConfigTest, PresetsAreValidAndBadFieldsAreNamed) {
   // A cell-read policy names its plane, which must be an input plane, and needs one action per
   // column.
   EXPECT_EQ(NetConfig::ConnectFour().ToString(),
-            "3x32, 11 planes 6x7, policy 7 (8 ch, read at plane 3), value 32 ch -> 64 -> 3");
+            "3x32, 7 planes 6x7, policy 7 (8 ch, read at plane 3), value 32 ch -> 64 -> 3");
   NetConfig cells = NetConfig::ConnectFour();
-  cells.policy_cell_plane = 11;
-  EXPECT_THAT(cells.Validate().message(), HasSubstr("policy_cell_plane = 11 is outside [0, 10]"));
+  cells.policy_cell_plane = 7;
+  EXPECT_THAT(cells.Validate().message(), HasSubstr("policy_cell_plane = 7 is outside [0, 6]"));
   NetConfig chess = NetConfig::ChessSmall();
   chess.policy_cell_plane = 0;
   EXPECT_THAT(chess.Validate().message(), HasSubstr("needs one action per column"));

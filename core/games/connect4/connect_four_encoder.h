@@ -1,18 +1,14 @@
 #pragma once
 
-// The network input for Connect Four: eleven 6x7 planes built from a position record, from the side
+// The network input for Connect Four: seven 6x7 planes built from a position record, from the side
 // to move's point of view (stones are the side to move's or the opponent's, not by colour):
 //   plane 0: the side to move's stones, plane 1: the opponent's, plane 2: all ones (lets the
 //   convolutions see the board's edges through zero padding), plane 3: the cells a stone would
 //   land in now (the lowest empty cell of each open column), planes 4 and 5: the empty cells where
 //   a stone of the side to move (4) or of the opponent (5) would complete four, reachable now or
 //   not, plane 6: all ones when the side to move is the first player, else zeros (which threats
-//   count depends on it), planes 7-10: the empty cells where a stone would make new winning cells
-//   (cells of plane 4 or 5 that were not before), reachable now or not: for the side to move at
-//   least one (7) and at least two (9), for the opponent at least one (8) and at least two (10).
-//   Planes 3-10 are what Connect Four play is about; like KataGo's liberty and ladder planes, they
-//   spare a small network from learning them (docs/learning.md): 7-10 look one stone further
-//   than 4 and 5, at the threats a move makes or the opponent's move would.
+//   count depends on it). Planes 3-6 are what Connect Four play is about; like KataGo's liberty
+//   and ladder planes, they spare a small network from learning them (docs/learning.md).
 // Layout: out[plane * 42 + row * 7 + column], row 0 at the bottom; 1.0f for a stone, else 0.0f.
 
 #include <span>
@@ -21,7 +17,7 @@
 
 namespace az::games {
 
-inline constexpr int kConnectFourPlanes = 11;
+inline constexpr int kConnectFourPlanes = 7;
 inline constexpr int kConnectFourLandingPlane = 3;  // the cells a stone would land in now
 inline constexpr int kConnectFourInputSize = kConnectFourPlanes * kConnectFourCells;
 
