@@ -1,7 +1,9 @@
 // Encoder speed: positions encoded per second (record -> planes, batched and single), the cost of
 // the record itself (MakeRecord) against the planes, the legal-move mask and index list against
 // move generation alone, and sample building and validation. Positions come from seeded random
-// games (middle-game-like: plies 10-80), so every record has a full 8-position history.
+// games (middle-game-like: plies 10-80), so every record has a full 8-position history. Connect
+// Four's encoder on positions of random games at plies 6-30, the plies self-play and the
+// benchmark cover.
 
 #include <benchmark/benchmark.h>
 
@@ -12,6 +14,7 @@
 #include "core/chess/game.h"
 #include "core/chess/movegen.h"
 #include "core/encoding/move_index.h"
+#include "core/games/connect4/connect_four_encoder.h"
 #include "core/encoding/planes.h"
 #include "core/encoding/position_record.h"
 #include "core/sample/chess_sample.h"
@@ -61,6 +64,41 @@ void BM_EncodePlanes(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_EncodePlanes);
+
+// Connect Four positions from random play, plies 6-30 (fewer if a game ends first).
+const std::vector<games::ConnectFourRecord>& ConnectFourRecords() {
+  static const std::vector<games::ConnectFourRecord> records = [] {
+    std::vector<games::ConnectFourRecord> out;
+    std::mt19937_64 rng(1234);
+    while (out.size() < 256) {
+      games::ConnectFourPosition position;
+      const int target = 6 + static_cast<int>(rng() % 25);
+      bool over = false;
+      while (!over && position.moves_played() < target) {
+        int column = static_cast<int>(rng() % 7);
+        while (!position.CanPlay(column)) column = (column + 1) % 7;
+        over = position.IsWinningMove(column);
+        position.Play(column);
+      }
+      if (!over) out.push_back(position.ToRecord());
+    }
+    return out;
+  }();
+  return records;
+}
+
+void BM_EncodeConnectFour(benchmark::State& state) {
+  const std::vector<games::ConnectFourRecord>& records = ConnectFourRecords();
+  std::vector<float> planes(games::kConnectFourInputSize);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    games::EncodeConnectFour(records[i++ % records.size()], planes);
+    benchmark::DoNotOptimize(planes.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EncodeConnectFour);
 
 // A batch as the evaluator or learner builds it: N records into one N x 8 x 8 x 122 buffer.
 void BM_EncodeBatch(benchmark::State& state) {
