@@ -14,9 +14,9 @@
 #include "core/chess/game.h"
 #include "core/chess/movegen.h"
 #include "core/encoding/move_index.h"
-#include "core/games/connect4/connect_four_encoder.h"
 #include "core/encoding/planes.h"
 #include "core/encoding/position_record.h"
+#include "core/games/connect4/connect_four_encoder.h"
 #include "core/sample/chess_sample.h"
 #include "core/sample/sample_builder.h"
 
@@ -65,7 +65,7 @@ void BM_EncodePlanes(benchmark::State& state) {
 }
 BENCHMARK(BM_EncodePlanes);
 
-// Connect Four positions from random play, plies 6-30 (fewer if a game ends first).
+// Connect Four positions from random play at plies 6-30; a game that ends before is drawn again.
 const std::vector<games::ConnectFourRecord>& ConnectFourRecords() {
   static const std::vector<games::ConnectFourRecord> records = [] {
     std::vector<games::ConnectFourRecord> out;
