@@ -171,6 +171,50 @@ class CurveTest(unittest.TestCase):
         self.assertEqual(s["models"], 2)
         self.assertEqual(s["final"]["values"], {})
 
+    def test_mean_summarises_repeats_with_their_spread(self):
+        # Run A: ten minutes at 0.90. Run B: twenty minutes at 0.92, a dip to 0.89 at minute 5
+        # (model 10), its final model at 0.96. A model every 30 s in both.
+        self.write([score(30 * k, k, 0.90) for k in range(21)])
+        other = tempfile.TemporaryDirectory()
+        self.addCleanup(other.cleanup)
+        shares = [0.92] * 41
+        shares[10], shares[40] = 0.89, 0.96
+        with open(os.path.join(other.name, "benchmark.jsonl"), "w") as f:
+            f.write("".join(score(30 * k, k, v) + "\n" for k, v in enumerate(shares)))
+        result = run_curve("--json", "--mean", self.run_dir, other.name)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        self.assertEqual(len(lines), 3)  # one object a run, then the mean
+        m = lines[2]
+        self.assertEqual(m["mean_of"], [self.run_dir, other.name])
+        # Minutes 6-10: both runs (0.90 and 0.92); minutes 10.5-19.5: B alone, no spread.
+        six_to_ten, ten_to_twenty = m["windows"][0], m["windows"][1]
+        self.assertEqual((six_to_ten["from"], six_to_ten["runs"]), (6, 2))
+        self.assertAlmostEqual(six_to_ten["mean"], 0.91)
+        self.assertAlmostEqual(six_to_ten["sd"], math.sqrt(2) * 0.01)
+        self.assertEqual((ten_to_twenty["from"], ten_to_twenty["runs"]), (10.5, 1))
+        self.assertAlmostEqual(ten_to_twenty["mean"], 0.92)
+        self.assertIsNone(ten_to_twenty["sd"])
+        self.assertAlmostEqual(m["marks"]["5"]["mean"], (0.90 + 0.89) / 2)
+        self.assertEqual(m["marks"]["20"]["runs"], 1)
+        self.assertAlmostEqual(m["final"]["mean"], 0.93)
+        self.assertAlmostEqual(m["final"]["min"], 0.90)
+        self.assertAlmostEqual(m["final"]["max"], 0.96)
+        self.assertEqual((m["best"]["run"], m["best"]["model"]), (other.name, 40))
+        self.assertEqual(m["largest_fall"]["run"], other.name)
+        self.assertAlmostEqual(m["largest_fall"]["share"], 0.03)
+        # The text form ends with the same, in points.
+        text = run_curve("--mean", self.run_dir, other.name)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("mean of 2 runs:", text.stdout)
+        self.assertIn("minutes 6-10 91.0 (SD 1.4, 2 runs); minutes 10.5-19.5 92.0 (1 run)",
+                      text.stdout)
+        self.assertIn("final 93.0 (SD 4.2, 2 runs), 90.0-96.0", text.stdout)
+        self.assertIn("largest fall between reports 3.0 points (%s)" % other.name, text.stdout)
+        # Without --mean, one object a run and nothing else.
+        plain = run_curve("--json", self.run_dir, other.name)
+        self.assertEqual(len(plain.stdout.splitlines()), 2)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
