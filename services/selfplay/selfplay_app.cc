@@ -39,6 +39,14 @@ std::string PositionCapNote(const EngineCounters& c, int cap) {
   return " (position cap: " + std::to_string(c.position_cap_left_out) + " left out)";
 }
 
+// " (drawn games weighted: N extra copies, M left out)" where drawn games are weighted, else
+// nothing.
+std::string DrawnNote(const EngineCounters& c, float weight) {
+  if (weight == 1.0f) return {};
+  return " (drawn games weighted: " + std::to_string(c.drawn_extra_copies) + " extra copies, " +
+         std::to_string(c.drawn_left_out) + " left out)";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SelfPlayApp>> SelfPlayApp::Create(const SelfPlayConfig& config) {
@@ -185,7 +193,8 @@ Status SelfPlayApp::Run() {
   AZ_LOG(kInfo) << "stopping: " << c.games_finished << " games, " << c.moves << " moves, "
                 << c.simulations << " simulations, " << c.samples_pushed << " samples pushed"
                 << SurpriseNote(c, config_.policy_surprise_weight)
-                << PositionCapNote(c, config_.position_cap) << "; " << c.games_in_progress
+                << PositionCapNote(c, config_.position_cap)
+                << DrawnNote(c, config_.drawn_game_weight) << "; " << c.games_in_progress
                 << " games in progress abandoned";
   server_->Stop();
   return result;
@@ -225,7 +234,8 @@ void SelfPlayApp::LogRates() {
                 << c.playthrough_would_resign << " (" << c.resignations_withheld
                 << " withheld until trusted), " << c.samples_pushed << " samples pushed"
                 << SurpriseNote(c, config_.policy_surprise_weight)
-                << PositionCapNote(c, config_.position_cap) << ", model version " << c.model_version
+                << PositionCapNote(c, config_.position_cap)
+                << DrawnNote(c, config_.drawn_game_weight) << ", model version " << c.model_version
                 << ", eval timeouts " << c.eval_timeouts << ", evaluators lost "
                 << c.evaluator_losses;
   logged_ = c;
@@ -253,6 +263,8 @@ nlohmann::json SelfPlayApp::StatusJson() {
           {"surprise_extra_copies", c.surprise_extra_copies},
           {"surprise_left_out", c.surprise_left_out},
           {"position_cap_left_out", c.position_cap_left_out},
+          {"drawn_extra_copies", c.drawn_extra_copies},
+          {"drawn_left_out", c.drawn_left_out},
           {"sample_ring_waits", c.ring_waits},
           {"sample_ring_occupancy", ring_.occupancy},
           {"eval_requests", c.requests_submitted},

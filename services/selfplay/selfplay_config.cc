@@ -156,6 +156,12 @@ void AddSelfPlayOptions(CLI::App& app, SelfPlayConfig& c) {
                  "makes the cap hold in the buffer)")
       ->check(CLI::Range(1, 1 << 26))
       ->capture_default_str();
+  app.add_option("--drawn-game-weight", c.drawn_game_weight,
+                 "a drawn game's samples are pushed this many times each in expectation (the "
+                 "fraction rounded at random): above 1 the learner sees more of the positions "
+                 "both sides held where self-play seldom draws; 0: drawn games are not recorded")
+      ->check(CLI::Range(0.0f, 16.0f))
+      ->capture_default_str();
   app.add_option("--value-lambda", c.value_lambda,
                  "value target: the game's outcome blended TD(lambda) with the search roots' "
                  "values from each sample to the game's end; 1: the outcome alone")
@@ -377,6 +383,7 @@ EngineOptions ToEngineOptions(const SelfPlayConfig& c) {
   o.value_lambda = c.value_lambda;
   o.position_cap = c.position_cap;
   o.position_cap_window = c.position_cap_window;
+  o.drawn_game_weight = c.drawn_game_weight;
   o.improved_root_wdl = c.root_wdl == "improved";
   o.fast_simulations = c.fast_simulations;
   o.opening_simulations_plies = c.opening_simulations_plies;
@@ -443,6 +450,7 @@ nlohmann::json ConfigToJson(const SelfPlayConfig& c) {
           {"value_lambda", c.value_lambda},
           {"position_cap", c.position_cap},
           {"position_cap_window", c.position_cap_window},
+          {"drawn_game_weight", c.drawn_game_weight},
           {"root_wdl", c.root_wdl},
           {"fast_simulations", c.fast_simulations},
           {"opening_simulations_plies", c.opening_simulations_plies},

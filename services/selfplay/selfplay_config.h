@@ -67,6 +67,8 @@ struct SelfPlayConfig : service::ServiceOptions {
   // is not recorded again (driver/position_cap.h). 0: off.
   int position_cap = 0;
   int position_cap_window = 300000;
+  // A drawn game's samples pushed this many times each in expectation. 1: as any game's.
+  float drawn_game_weight = 1.0f;
   // The samples' root WDL: "playouts" (every playout through the root) or "improved" (the
   // children the search prefers; EngineOptions::improved_root_wdl).
   std::string root_wdl = "playouts";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/circular_buffer.hpp>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -448,11 +449,12 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
     CountPlaythrough(slot.adjudicator, slot.measuring,
                      result == GameResultKind::kDraw ? -1 : static_cast<int>(result));
     if (observer_.game_finished) observer_.game_finished(plies, result);
-    if (options_.policy_surprise_weight > 0.0f) {
-      AZ_RETURN_IF_ERROR(PushSamples(SurpriseWeighted(slot)));
-    } else {
-      AZ_RETURN_IF_ERROR(PushSamples(slot.samples));
+    std::span<const Sample> samples = slot.samples;
+    if (options_.policy_surprise_weight > 0.0f) samples = SurpriseWeighted(slot);
+    if (result == GameResultKind::kDraw && options_.drawn_game_weight != 1.0f) {
+      samples = DrawWeighted(samples);
     }
+    AZ_RETURN_IF_ERROR(PushSamples(samples));
     slot.samples.clear();
     slot.surprise.clear();
     slot.sample_plies.clear();
@@ -515,6 +517,21 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
       counters_.surprise_left_out += copies[i] == 0 ? 1 : 0;
     }
     return weighted_;
+  }
+
+  // A drawn game's samples, each repeated floor(w) or floor(w) + 1 times (w the drawn game
+  // weight, its fraction the chance of the extra copy): w copies on average.
+  std::span<const Sample> DrawWeighted(std::span<const Sample> samples) {
+    drawn_weighted_.clear();
+    const double weight = options_.drawn_game_weight;
+    const double whole = std::floor(weight);
+    for (const Sample& sample : samples) {
+      const int copies = static_cast<int>(whole) + (rng_.Uniform() < weight - whole ? 1 : 0);
+      for (int c = 0; c < copies; ++c) drawn_weighted_.push_back(sample);
+      counters_.drawn_extra_copies += copies > 1 ? copies - 1 : 0;
+      counters_.drawn_left_out += copies == 0 ? 1 : 0;
+    }
+    return drawn_weighted_;
   }
 
   // Pushes a finished game's samples, in slices so that a stop is noticed. A sink that stays full
@@ -741,6 +758,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   std::vector<typename G::State> openings_;  // the opening book's positions
   mcts::Rng rng_;                            // openings, playthrough and surprise draws
   std::vector<Sample> weighted_;             // a game's samples with their surprise copies
+  std::vector<Sample> drawn_weighted_;       // a drawn game's samples with their copies
   std::optional<RecentPositions> recent_;    // position_cap's window (when on)
   // branch_fraction's pool: the positions the last kBranchPool full searches played from (no
   // capacity when off).
@@ -779,6 +797,10 @@ Status ValidateOptions(const EngineOptions& o) {
   if (!(o.policy_surprise_weight >= 0.0f && o.policy_surprise_weight <= 1.0f)) {
     return InvalidArgument("policy surprise weight " + std::to_string(o.policy_surprise_weight) +
                            " is not in [0, 1]");
+  }
+  if (!(o.drawn_game_weight >= 0.0f && o.drawn_game_weight <= 16.0f)) {
+    return InvalidArgument("drawn game weight " + std::to_string(o.drawn_game_weight) +
+                           " is not in [0, 16]");
   }
   if (!(o.branch_fraction >= 0.0f && o.branch_fraction <= 1.0f)) {
     return InvalidArgument("branch fraction " + std::to_string(o.branch_fraction) +

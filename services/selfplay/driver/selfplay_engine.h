@@ -76,6 +76,11 @@ struct EngineOptions {
   // surprise weighting. 0: off.
   int position_cap = 0;
   int position_cap_window = 300000;
+  // A drawn game's samples are pushed this many times each in expectation (the fraction rounded
+  // at random per sample), after surprise weighting: where self-play seldom draws (3% of Connect
+  // Four's games), the learner sees more of the positions that both sides held, and where it
+  // draws too often (chess), fewer. 1: as the other games; 0: drawn games are not recorded.
+  float drawn_game_weight = 1.0f;
   // The value target of a finished game's samples (value_targets.h): 1, the game's outcome z
   // (AlphaZero); below 1, z blended with the search roots' values from that sample on, TD(lambda),
   // so a mistake many plies later weighs less in a position's target. Written into the sample's
@@ -147,6 +152,10 @@ struct EngineCounters {
   std::uint64_t surprise_extra_copies = 0;
   std::uint64_t surprise_left_out = 0;
   std::uint64_t position_cap_left_out = 0;  // samples left out by position_cap
+  // drawn_game_weight: copies of drawn games' samples pushed beyond the first (counted in
+  // samples_pushed), and drawn games' samples left out.
+  std::uint64_t drawn_extra_copies = 0;
+  std::uint64_t drawn_left_out = 0;
   std::uint64_t ring_waits = 0;       // pushes that found the sample sink full for push_timeout
   std::uint64_t results[3] = {};      // first player won, second player won, draw
   std::uint64_t model_version = 0;    // of the latest answer

@@ -353,6 +353,50 @@ TEST(SelfPlayEngineTest, PositionCapPushesEachPositionAtMostCapTimes) {
   EXPECT_FALSE(Accepted(o));
 }
 
+// Drawn-game weighting: Connect Four games cut off at six plies are all drawn (no side has four
+// stones), so with weight 3 every sample is pushed three times, with 0 none, with 2.5 two or three
+// times; the copies and the samples left out are counted, every pushed sample is valid and drawn.
+TEST(SelfPlayEngineTest, DrawnGameWeightRepeatsOrLeavesOutTheSamplesOfDrawnGames) {
+  EngineOptions o = SmallOptions();
+  o.max_plies = 6;
+  const auto run = [](const EngineOptions& options) {
+    Rig rig = MakeRig(options);
+    EXPECT_TRUE(RunToEnd(*rig.engine).ok());
+    return std::pair{rig.engine->counters(), rig.sink->Drain()};
+  };
+  o.drawn_game_weight = 3.0f;
+  {
+    const auto [c, samples] = run(o);
+    EXPECT_EQ(c.results[2], 6u) << "every game drawn";
+    EXPECT_EQ(c.moves, 36u);
+    EXPECT_EQ(samples.size(), 3 * c.moves);
+    EXPECT_EQ(c.samples_pushed, samples.size());
+    EXPECT_EQ(c.drawn_extra_copies, 2 * c.moves);
+    EXPECT_EQ(c.drawn_left_out, 0u);
+    for (const C4Sample& s : samples) {
+      EXPECT_TRUE(C4::Validate(s).ok());
+      EXPECT_EQ(s.z, 0.0f);
+    }
+  }
+  o.drawn_game_weight = 0.0f;
+  {
+    const auto [c, samples] = run(o);
+    EXPECT_TRUE(samples.empty());
+    EXPECT_EQ(c.drawn_left_out, c.moves);
+  }
+  o.drawn_game_weight = 2.5f;
+  {
+    const auto [c, samples] = run(o);
+    EXPECT_EQ(samples.size(), c.moves + c.drawn_extra_copies);
+    EXPECT_GT(samples.size(), 2 * c.moves);
+    EXPECT_LT(samples.size(), 3 * c.moves);
+  }
+  o.drawn_game_weight = -0.5f;
+  EXPECT_FALSE(Accepted(o));
+  o.drawn_game_weight = 17.0f;
+  EXPECT_FALSE(Accepted(o));
+}
+
 // TD(lambda) value targets: every pushed sample stays valid; a game's last sample's z is half its
 // root's value plus half the game's outcome (-1, 0 or 1), and every earlier one's is half its
 // root's value plus half the next sample's target, from its own side; some targets are no outcome
