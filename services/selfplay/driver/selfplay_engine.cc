@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/circular_buffer.hpp>
-#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -523,10 +522,8 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   // weight, its fraction the chance of the extra copy): w copies on average.
   std::span<const Sample> DrawWeighted(std::span<const Sample> samples) {
     drawn_weighted_.clear();
-    const double weight = options_.drawn_game_weight;
-    const double whole = std::floor(weight);
     for (const Sample& sample : samples) {
-      const int copies = static_cast<int>(whole) + (rng_.Uniform() < weight - whole ? 1 : 0);
+      const int copies = RoundAtRandom(options_.drawn_game_weight, rng_);
       for (int c = 0; c < copies; ++c) drawn_weighted_.push_back(sample);
       counters_.drawn_extra_copies += copies > 1 ? copies - 1 : 0;
       counters_.drawn_left_out += copies == 0 ? 1 : 0;
@@ -756,7 +753,7 @@ class GameSelfPlayEngine final : public SelfPlayEngine {
   std::vector<Slot> slots_;
   std::vector<Group> groups_;
   std::vector<typename G::State> openings_;  // the opening book's positions
-  mcts::Rng rng_;                            // openings, playthrough and surprise draws
+  mcts::Rng rng_;                            // openings, playthrough, surprise and draw weights
   std::vector<Sample> weighted_;             // a game's samples with their surprise copies
   std::vector<Sample> drawn_weighted_;       // a drawn game's samples with their copies
   std::optional<RecentPositions> recent_;    // position_cap's window (when on)

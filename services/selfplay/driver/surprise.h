@@ -34,6 +34,13 @@ inline double PolicySurprise(std::span<const double> target, std::span<const flo
   return std::max(kl, 0.0);
 }
 
+// `expected` (>= 0) rounded down, or up with probability its fraction: an integer count of copies
+// that is `expected` on average.
+inline int RoundAtRandom(double expected, mcts::Rng& rng) {
+  const double whole = std::floor(expected);
+  return static_cast<int>(whole) + (rng.Uniform() < expected - whole ? 1 : 0);
+}
+
 // The number of copies of each sample (see above), drawn with `rng`. `weight` in [0, 1].
 inline std::vector<int> SurpriseCopies(std::span<const double> surprise, double weight,
                                        mcts::Rng& rng) {
@@ -44,9 +51,7 @@ inline std::vector<int> SurpriseCopies(std::span<const double> surprise, double 
   if (!(sum > 0.0)) return copies;
   const double mean = sum / static_cast<double>(surprise.size());
   for (std::size_t i = 0; i < surprise.size(); ++i) {
-    const double expected = (1.0 - weight) + weight * surprise[i] / mean;
-    const double whole = std::floor(expected);
-    copies[i] = static_cast<int>(whole) + (rng.Uniform() < expected - whole ? 1 : 0);
+    copies[i] = RoundAtRandom((1.0 - weight) + weight * surprise[i] / mean, rng);
   }
   return copies;
 }
