@@ -81,6 +81,24 @@ BENCHMARK(BM_TrainStep)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
 
+// Times TrainStep on a synthetic batch of 256 for `options` (after one warm-up step); false, with
+// the benchmark marked skipped, when the trainer cannot be created.
+bool TimeTrainSteps256(benchmark::State& state, const TrainerOptions& options) {
+  auto trainer = Trainer::Create(options);
+  if (!trainer.ok()) {
+    state.SkipWithError(trainer.status().ToString().c_str());
+    return false;
+  }
+  const SyntheticBatch synthetic = MakeBatch(options.net, 256);
+  (void)(*trainer)->TrainStep(synthetic.samples, synthetic.encode);  // warm-up
+  for (auto _ : state) {
+    Result<TrainStepResult> r = (*trainer)->TrainStep(synthetic.samples, synthetic.encode);
+    benchmark::DoNotOptimize(r.ok());
+  }
+  state.SetItemsProcessed(state.iterations() * 256);
+  return true;
+}
+
 // cpu-bf16 against fp32 on the learner's Connect Four step (3x32, batch 256): the ratio to compare,
 // measured in one run. Pays only on a CPU with bf16 dot products (nn::CpuHasNativeBf16()).
 // A learner's step on Connect Four's network, batch 256, on a CPU; BM_TrainStepTowerCpuBf16 the
@@ -94,18 +112,7 @@ void ConnectFourTrainStep(benchmark::State& state, bool bf16, int blocks, int fi
   }
   options.runtime.device = DeviceChoice::kCpu;
   options.runtime.cpu_bf16 = bf16;
-  auto trainer = Trainer::Create(options);
-  if (!trainer.ok()) {
-    state.SkipWithError(trainer.status().ToString().c_str());
-    return;
-  }
-  const SyntheticBatch synthetic = MakeBatch(options.net, 256);
-  (void)(*trainer)->TrainStep(synthetic.samples, synthetic.encode);  // warm-up
-  for (auto _ : state) {
-    Result<TrainStepResult> r = (*trainer)->TrainStep(synthetic.samples, synthetic.encode);
-    benchmark::DoNotOptimize(r.ok());
-  }
-  state.SetItemsProcessed(state.iterations() * 256);
+  if (!TimeTrainSteps256(state, options)) return;
   state.SetLabel(CpuHasNativeBf16() ? "native bf16" : "no native bf16");
 }
 void BM_TrainStepCpuBf16(benchmark::State& state) {
@@ -141,18 +148,7 @@ void BM_TrainStepConnectFourPreset(benchmark::State& state) {
   options.optimizer = OptimizerKind::kSgd;
   options.learning_rate = 0.1;
   options.ema_decay = 0.998;
-  auto trainer = Trainer::Create(options);
-  if (!trainer.ok()) {
-    state.SkipWithError(trainer.status().ToString().c_str());
-    return;
-  }
-  const SyntheticBatch synthetic = MakeBatch(options.net, 256);
-  (void)(*trainer)->TrainStep(synthetic.samples, synthetic.encode);  // warm-up
-  for (auto _ : state) {
-    Result<TrainStepResult> r = (*trainer)->TrainStep(synthetic.samples, synthetic.encode);
-    benchmark::DoNotOptimize(r.ok());
-  }
-  state.SetItemsProcessed(state.iterations() * 256);
+  TimeTrainSteps256(state, options);
 }
 BENCHMARK(BM_TrainStepConnectFourPreset)
     ->Iterations(200)
