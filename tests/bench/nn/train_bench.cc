@@ -48,25 +48,29 @@ SyntheticBatch MakeBatch(const NetConfig& c, int batch) {
   return b;
 }
 
+// Times TrainStep on a synthetic batch of `batch` samples for `options` (after one warm-up step);
+// false, with the benchmark marked skipped, when the trainer cannot be created.
+bool TimeTrainSteps(benchmark::State& state, const TrainerOptions& options, int batch) {
+  auto trainer = Trainer::Create(options);
+  if (!trainer.ok()) {
+    state.SkipWithError(trainer.status().ToString().c_str());
+    return false;
+  }
+  const SyntheticBatch synthetic = MakeBatch(options.net, batch);
+  (void)(*trainer)->TrainStep(synthetic.samples, synthetic.encode);  // warm-up
+  for (auto _ : state) {
+    Result<TrainStepResult> r = (*trainer)->TrainStep(synthetic.samples, synthetic.encode);
+    benchmark::DoNotOptimize(r.ok());
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+  return true;
+}
+
 void BM_TrainStep(benchmark::State& state) {
   TrainerOptions options;
   options.net = state.range(0) == 0 ? NetConfig::ChessSmall() : NetConfig::ConnectFour();
   options.runtime.device = DeviceChoice::kCpu;
-  auto trainer = Trainer::Create(options);
-  if (!trainer.ok()) {
-    state.SkipWithError(trainer.status().ToString().c_str());
-    return;
-  }
-  const int batch = static_cast<int>(state.range(1));
-  const SyntheticBatch synthetic = MakeBatch(options.net, batch);
-  const std::vector<TrainSample>& samples = synthetic.samples;
-  const EncodeFn& encode = synthetic.encode;
-  (void)(*trainer)->TrainStep(samples, encode);  // warm-up
-  for (auto _ : state) {
-    Result<TrainStepResult> r = (*trainer)->TrainStep(samples, encode);
-    benchmark::DoNotOptimize(r.ok());
-  }
-  state.SetItemsProcessed(state.iterations() * batch);
+  TimeTrainSteps(state, options, static_cast<int>(state.range(1)));
 }
 BENCHMARK(BM_TrainStep)
     ->Args({2, 64})
@@ -81,24 +85,6 @@ BENCHMARK(BM_TrainStep)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
 
-// Times TrainStep on a synthetic batch of 256 for `options` (after one warm-up step); false, with
-// the benchmark marked skipped, when the trainer cannot be created.
-bool TimeTrainSteps256(benchmark::State& state, const TrainerOptions& options) {
-  auto trainer = Trainer::Create(options);
-  if (!trainer.ok()) {
-    state.SkipWithError(trainer.status().ToString().c_str());
-    return false;
-  }
-  const SyntheticBatch synthetic = MakeBatch(options.net, 256);
-  (void)(*trainer)->TrainStep(synthetic.samples, synthetic.encode);  // warm-up
-  for (auto _ : state) {
-    Result<TrainStepResult> r = (*trainer)->TrainStep(synthetic.samples, synthetic.encode);
-    benchmark::DoNotOptimize(r.ok());
-  }
-  state.SetItemsProcessed(state.iterations() * 256);
-  return true;
-}
-
 // cpu-bf16 against fp32 on the learner's Connect Four step (3x32, batch 256): the ratio to compare,
 // measured in one run. Pays only on a CPU with bf16 dot products (nn::CpuHasNativeBf16()).
 // A learner's step on Connect Four's network, batch 256, on a CPU; BM_TrainStepTowerCpuBf16 the
@@ -112,7 +98,7 @@ void ConnectFourTrainStep(benchmark::State& state, bool bf16, int blocks, int fi
   }
   options.runtime.device = DeviceChoice::kCpu;
   options.runtime.cpu_bf16 = bf16;
-  if (!TimeTrainSteps256(state, options)) return;
+  if (!TimeTrainSteps(state, options, 256)) return;
   state.SetLabel(CpuHasNativeBf16() ? "native bf16" : "no native bf16");
 }
 void BM_TrainStepCpuBf16(benchmark::State& state) {
@@ -148,7 +134,7 @@ void BM_TrainStepConnectFourPreset(benchmark::State& state) {
   options.optimizer = OptimizerKind::kSgd;
   options.learning_rate = 0.1;
   options.ema_decay = 0.998;
-  TimeTrainSteps256(state, options);
+  TimeTrainSteps(state, options, 256);
 }
 BENCHMARK(BM_TrainStepConnectFourPreset)
     ->Iterations(200)
