@@ -18,6 +18,7 @@
 #include "core/nn/torch_batch.h"
 #include "core/nn/torch_distributed.h"
 #include "core/nn/torch_loss.h"
+#include "core/nn/torch_mirror.h"
 #include "core/nn/torch_model.h"
 #include "core/nn/torch_optim.h"
 #include "core/nn/torch_runtime.h"
@@ -69,6 +70,7 @@ Result<std::unique_ptr<TrainerImpl>> BuildImpl(const TrainerOptions& options) {
     SetUpTensorProcess(options.runtime);
     impl->model = MakeModel(options.net, impl->device, options.runtime.channels_last);
     impl->model->train();
+    if (options.mirror_equivariant) ProjectMirrorEquivariant(*impl->model);
     impl->optimizer = MakeOptimizer(options, *impl->model);
     if (options.ema_decay > 0.0) {
       impl->ema = MakeModel(options.net, impl->device, options.runtime.channels_last);
@@ -121,6 +123,12 @@ void UpdateMovingAverage(TrainerImpl& impl) {
       average_buffers[i].copy_(buffers[i]);
     }
   }
+}
+
+// Ties the model and its moving average (weights loaded or grown from an untied network).
+void TieMirror(TrainerImpl& impl) {
+  ProjectMirrorEquivariant(*impl.model);
+  if (impl.ema) ProjectMirrorEquivariant(*impl.ema);
 }
 
 // Data-parallel steps: one all-reduce per step of one float32 host tensor laid out as
@@ -243,7 +251,22 @@ Status TrainerOptions::Validate() const {
     return InvalidArgument("trainer: ema_warmup_share = " + std::to_string(ema_warmup_share) +
                            " must lie in (0, 1]");
   }
+  if (mirror_equivariant) AZ_RETURN_IF_ERROR(CheckMirrorable(net));
   return loss_scaler.Validate();
+}
+
+Status CheckMirrorable(const NetConfig& net) {
+  if (net.policy_cell_plane < 0) {
+    return InvalidArgument("mirror equivariance needs a network whose actions are columns (a " +
+                           std::string("cell-read policy head, as Connect Four's); ") +
+                           net.ToString() + " has a dense one");
+  }
+  if (net.filters % 2 != 0 || net.value_hidden % 2 != 0) {
+    return InvalidArgument("mirror equivariance pairs channels: filters (" +
+                           std::to_string(net.filters) + ") and value_hidden (" +
+                           std::to_string(net.value_hidden) + ") must be even");
+  }
+  return Status::Ok();
 }
 
 std::string_view OptimizerKindName(OptimizerKind kind) {
@@ -400,6 +423,7 @@ Result<TrainStepResult> Trainer::TrainStep(std::span<const TrainSample> samples,
     }
     for (auto& group : s.optimizer->param_groups()) group.options().set_lr(stats.learning_rate);
     s.optimizer->step();
+    if (o.mirror_equivariant) ProjectMirrorEquivariant(*s.model);
     if (s.ema) UpdateMovingAverage(s);
     ++s.counters.steps;
     stats.step = s.counters.steps;
@@ -476,6 +500,7 @@ Result<WeightsFileInfo> Trainer::LoadCheckpoint(const std::string& path) {
   AZ_ASSIGN_OR_RETURN(CheckpointState state,
                       az::nn::LoadCheckpoint(path, *fresh->model, *fresh->optimizer,
                                              fresh->ema ? fresh->ema.get() : nullptr));
+  if (fresh->options.mirror_equivariant) TieMirror(*fresh);
   fresh->base_learning_rate = impl_->base_learning_rate;
   fresh->counters.steps = state.step;
   fresh->counters.train_seconds = state.train_seconds;
@@ -510,6 +535,7 @@ Status Trainer::Deepen(std::int32_t blocks) {
   try {
     DeepenInto(*fresh->model, *impl_->model);
     if (fresh->ema) DeepenInto(*fresh->ema, *impl_->ema);
+    if (deeper.mirror_equivariant) TieMirror(*fresh);
   } catch (const std::exception& e) {
     return TorchErrorStatus("deepening the network", e);
   }
@@ -523,6 +549,7 @@ Status Trainer::Deepen(std::int32_t blocks) {
 
 Status Trainer::LoadWeights(const std::string& path) {
   AZ_RETURN_IF_ERROR(LoadModelWeights(path, *impl_->model).status());
+  if (impl_->options.mirror_equivariant) ProjectMirrorEquivariant(*impl_->model);
   if (impl_->ema) CopyWeights(*impl_->ema, *impl_->model);
   return Status::Ok();
 }

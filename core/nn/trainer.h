@@ -76,6 +76,11 @@ struct TrainerOptions {
   // share of the steps taken so far, so that it forgets the initial weights. 1/9 is TensorFlow's
   // (1 + step) / (10 + step); larger shares smooth the first minutes more and lag more. (0, 1].
   double ema_warmup_share = 1.0 / 9.0;
+  // Tie the weights so that the network is exactly equivariant under the board's left-right mirror
+  // (core/nn/torch_mirror.h): projected onto the tied weights at creation, after every optimizer
+  // step and after loading weights. Needs a cell-read policy head and even filters and value
+  // hidden units (Connect Four's network).
+  bool mirror_equivariant = false;
   LossScalingMode loss_scaling = LossScalingMode::kAuto;
   LossScalerOptions loss_scaler;
   // Borrowed, optional: the data-parallel group this trainer is a rank of (must outlive the
@@ -93,6 +98,10 @@ enum class SkipReason : std::uint8_t {
   kPeerFailed,         // data-parallel: another rank's step failed (refused batch, LibTorch error)
 };
 std::string_view SkipReasonName(SkipReason reason);
+
+// OK when `net` can be tied under the left-right mirror (TrainerOptions::mirror_equivariant): a
+// cell-read policy head, even filters and value_hidden; else INVALID_ARGUMENT saying which.
+Status CheckMirrorable(const NetConfig& net);
 
 struct TrainStepStats {
   double loss = 0.0;         // mean(w_i * L_i): what the step minimised

@@ -113,6 +113,7 @@ Result<std::unique_ptr<LearnerApp>> LearnerApp::Create(const LearnerConfig& conf
   options.min_learning_rate = c.lr_min;
   options.ema_decay = c.ema_decay;
   options.ema_warmup_share = c.ema_warmup_share;
+  options.mirror_equivariant = c.mirror_equivariant;
   options.weight_decay = c.weight_decay;
   options.decoupled_weight_decay = c.decoupled_weight_decay;
   options.optimizer = c.optimizer == "sgd" ? nn::OptimizerKind::kSgd : nn::OptimizerKind::kAdam;

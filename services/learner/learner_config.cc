@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/nn/game_network.h"
+#include "core/nn/trainer.h"  // CheckMirrorable
 #include "ipc/endpoint.h"
 #include "services/common/service_util.h"
 
@@ -156,6 +157,10 @@ void AddLearnerOptions(CLI::App& app, LearnerConfig& c) {
   app.add_option("--symmetry-augment", c.symmetry_augment,
                  "train on a random board symmetry of each sample (Connect Four: the mirror; "
                  "tic-tac-toe: the square's 8; chess: none)")
+      ->capture_default_str();
+  app.add_option("--mirror-equivariant", c.mirror_equivariant,
+                 "tie the network's weights so that it is exactly equivariant under the board's "
+                 "left-right mirror (Connect Four; docs/nn.md)")
       ->capture_default_str();
   app.add_option("--root-value-mix", c.root_value_mix,
                  "value target: (1 - m) * game outcome + m * the search root's WDL")
@@ -329,6 +334,10 @@ Status FinalizeConfig(LearnerConfig& c) {
   }
   if (c.value_channels > 0) c.net_config.value_channels = c.value_channels;
   if (c.value_hidden > 0) c.net_config.value_hidden = c.value_hidden;
+  if (c.mirror_equivariant) {
+    const Status mirrorable = nn::CheckMirrorable(c.net_config);
+    if (!mirrorable.ok()) return InvalidArgument("--mirror-equivariant: " + mirrorable.message());
+  }
   if (!(c.lr > 0)) return InvalidArgument("--lr must be positive");
   if (c.grow_blocks > 0 && c.grow_blocks <= c.net_config.blocks) {
     return InvalidArgument("--grow-blocks " + std::to_string(c.grow_blocks) +
@@ -400,6 +409,7 @@ nlohmann::json ConfigToJson(const LearnerConfig& c) {
           {"optimizer", c.optimizer},
           {"momentum", c.momentum},
           {"symmetry_augment", c.symmetry_augment},
+          {"mirror_equivariant", c.mirror_equivariant},
           {"root_value_mix", c.root_value_mix},
           {"value_loss_weight", c.value_loss_weight},
           {"max_grad_norm", c.max_grad_norm},

@@ -70,6 +70,7 @@ struct LearnerConfig : service::ServiceOptions {
   std::string optimizer = "adam";  // adam or sgd (nn::OptimizerKind)
   double momentum = 0.9;           // sgd: Nesterov momentum
   bool symmetry_augment = false;   // --symmetry-augment: train on a random symmetry of each sample
+  bool mirror_equivariant = false;  // --mirror-equivariant: tie the weights under the mirror
   double root_value_mix = 0.0;     // --root-value-mix: value target share of the root's WDL
   double value_loss_weight = 1.0;
   double max_grad_norm = 0;     // 0: no clipping

@@ -152,6 +152,23 @@ TEST(LearnerConfigTest, PolicyHeadIsThePresetsUnlessAskedFor) {
   EXPECT_FALSE(Parse({"--run-dir", "/tmp/x", "--policy-head", "sparse"}, other).ok());
 }
 
+// Mirror equivariance ties Connect Four's network; a dense policy head (chess's, or Connect
+// Four's asked for) cannot be tied and is refused at start-up, by the option's name.
+TEST(LearnerConfigTest, MirrorEquivarianceIsForColumnPoliciesOnly) {
+  LearnerConfig connect4, dense, chess;
+  ASSERT_TRUE(
+      Parse({"--run-dir", "/tmp/x", "--game", "connect4", "--mirror-equivariant", "true"}, connect4)
+          .ok());
+  EXPECT_TRUE(connect4.mirror_equivariant);
+  const Status dense_status = Parse({"--run-dir", "/tmp/x", "--game", "connect4", "--policy-head",
+                                     "dense", "--mirror-equivariant", "true"},
+                                    dense);
+  EXPECT_EQ(dense_status.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(dense_status.message(), HasSubstr("--mirror-equivariant: "));
+  const Status chess_status = Parse({"--run-dir", "/tmp/x", "--mirror-equivariant", "true"}, chess);
+  EXPECT_THAT(chess_status.message(), HasSubstr("actions are columns"));
+}
+
 // cpu-bf16 takes auto, on or off and nothing else; the effective configuration shows the choice.
 TEST(LearnerConfigTest, CpuBf16IsAutoOnOrOff) {
   for (const char* good : {"auto", "on", "off"}) {
