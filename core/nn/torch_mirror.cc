@@ -68,6 +68,4 @@ void ProjectMirrorEquivariant(AzNetImpl& model) {
   for (auto& b : model.named_buffers()) Project(b.key(), b.value(), net);
 }
 
-torch::Tensor MirrorColumns(const torch::Tensor& x) { return x.flip({3}); }
-
 }  // namespace az::nn

@@ -28,7 +28,4 @@ namespace az::nn {
 // must be an AzNet of a mirrorable config (checked).
 void ProjectMirrorEquivariant(AzNetImpl& model);
 
-// The mirror image of a batch of planar inputs [n, planes, height, width]: columns reversed.
-torch::Tensor MirrorColumns(const torch::Tensor& x);
-
 }  // namespace az::nn

@@ -42,7 +42,7 @@ double MirrorError(AzNetImpl& model, const torch::Tensor& boards) {
   torch::NoGradGuard no_grad;
   model.eval();
   const auto [policy, wdl] = model.Logits(boards);
-  const auto [mirror_policy, mirror_wdl] = model.Logits(MirrorColumns(boards));
+  const auto [mirror_policy, mirror_wdl] = model.Logits(boards.flip({3}));  // columns reversed
   return std::max((policy - mirror_policy.flip({1})).abs().max().item<double>(),
                   (wdl - mirror_wdl).abs().max().item<double>());
 }
@@ -102,21 +102,12 @@ TEST(MirrorTest, TrainerPublishesTiedWeightsAfterSgdSteps) {
   ASSERT_TRUE(network.ok()) << network.status().ToString();
   const NetConfig& net = o.net;
   const int n = set.size();
-  std::vector<float> mirrored(set.inputs.size());
-  for (int i = 0; i < n; ++i) {
-    for (int row = 0; row < net.board_height; ++row) {
-      for (int col = 0; col < net.board_width; ++col) {
-        for (int plane = 0; plane < net.input_planes; ++plane) {
-          auto at = [&](int c) {
-            return ((static_cast<std::size_t>(i) * net.board_height + row) * net.board_width + c) *
-                       net.input_planes +
-                   plane;
-          };
-          mirrored[at(net.board_width - 1 - col)] = set.inputs[at(col)];
-        }
-      }
-    }
-  }
+  // NHWC: the width is dimension 2.
+  std::vector<float> inputs = set.inputs;
+  const torch::Tensor boards =
+      torch::from_blob(inputs.data(), {n, net.board_height, net.board_width, net.input_planes});
+  const torch::Tensor mirror_boards = boards.flip({2}).contiguous();
+  const float* mirrored = mirror_boards.data_ptr<float>();
   std::vector<float> logits(n * net.policy_size), mirror_logits(n * net.policy_size);
   std::vector<float> wdl(n * 3), mirror_wdl(n * 3);
   ASSERT_TRUE((*network)
@@ -124,7 +115,7 @@ TEST(MirrorTest, TrainerPublishesTiedWeightsAfterSgdSteps) {
                             {.policy_logits = logits.data(), .wdl = wdl.data()})
                   .ok());
   ASSERT_TRUE((*network)
-                  ->Forward({.n = n, .data = mirrored.data()},
+                  ->Forward({.n = n, .data = mirrored},
                             {.policy_logits = mirror_logits.data(), .wdl = mirror_wdl.data()})
                   .ok());
   for (int i = 0; i < n; ++i) {
