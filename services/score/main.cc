@@ -78,6 +78,10 @@ int main(int argc, char** argv) {
                  "gumbel: sigma's scale (scripts/run's Connect Four self-play: 1.0)")
       ->check(CLI::Range(1e-6, 1e6))
       ->capture_default_str();
+  app.add_option("--c-puct", options.c_puct,
+                 "with --simulations: PUCT's exploration constant (below a Gumbel root too; "
+                 "self-play's default)")
+      ->capture_default_str();
   app.add_flag("--one-ply-value", options.one_ply_value,
                "instead of the policy, the move after which the network's value is best for the "
                "mover (no search; a move that ends the game is valued exactly): which head "

@@ -233,6 +233,7 @@ Result<std::vector<int>> Choices(const ScoreOptions& options, nn::NetworkEvaluat
     search_options.gumbel_c_scale = options.gumbel_c_scale;
     search_options.max_batch = 1;
   }
+  search_options.c_puct = options.c_puct;
   search_options.fpu_base = network != nullptr ? 1.0f : 0.0f;
   search_options.max_nodes = static_cast<std::uint32_t>(
       std::min<std::uint64_t>((options.simulations + 2ull) * G::kMaxMoves + 1024, 1u << 24));
@@ -308,6 +309,7 @@ Result<ScoreReport> Score(const ScoreOptions& options) {
   report.one_ply_value = options.one_ply_value;
   report.gumbel = options.gumbel;
   if (options.gumbel) report.gumbel_c_scale = options.gumbel_c_scale;
+  if (options.simulations > 0) report.c_puct = options.c_puct;
   report.as_player = options.as_player;
   constexpr bool kEnumerable = requires { requires G::kEnumerable; };
 
@@ -409,6 +411,9 @@ Result<ScoreReport> ScoreModel(const ScoreOptions& options) {
   if (options.gumbel && (options.simulations == 0 || !(options.gumbel_c_scale > 0.0f))) {
     return InvalidArgument("a Gumbel root needs --simulations N and a positive --gumbel-c-scale");
   }
+  if (!(options.c_puct > 0.0f && options.c_puct <= 100.0f)) {
+    return InvalidArgument("--c-puct must be in (0, 100]");
+  }
   if (options.one_ply_value &&
       (options.simulations > 0 || options.model == "uniform" || options.model == "onestep")) {
     return InvalidArgument(
@@ -509,6 +514,7 @@ std::string ReportJson(const ScoreReport& report) {
   json["one_ply_value"] = report.one_ply_value;
   json["root_selection"] = report.gumbel ? "gumbel" : "puct";
   if (report.gumbel) json["gumbel_c_scale"] = report.gumbel_c_scale;
+  if (report.simulations > 0) json["c_puct"] = report.c_puct;
   json["as_player"] = report.as_player;
   json["set"] = report.set;
   json["seconds"] = report.seconds;

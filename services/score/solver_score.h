@@ -35,6 +35,9 @@ struct ScoreOptions {
   // toward), with sigma's scale `gumbel_c_scale` (scripts/run's Connect Four preset: 1.0).
   bool gumbel = false;
   float gumbel_c_scale = 0.1f;
+  // With simulations > 0: PUCT's exploration constant below a Gumbel root, and at a PUCT root
+  // too (self-play's `c-puct`; its default, 1.5).
+  float c_puct = 1.5f;
   int threads = 1;  // LibTorch intra-op threads; 0: the process's setting is left alone
   // Which positions. A stored set (position_set.h): `positions_file`, or the shipped set named
   // `set` (ShippedSetPath: "small", "full"). Else, with `positions` > 0, that many positions from
@@ -96,6 +99,7 @@ struct ScoreReport : Tally {
   bool one_ply_value = false;
   bool gumbel = false;
   float gumbel_c_scale = 0.0f;  // with gumbel
+  float c_puct = 0.0f;          // with simulations > 0
   bool as_player = false;
   // Where the positions came from: a stored set's path, "reachable" (every reachable position),
   // "as-player", or "random N" (solved at run time).
@@ -117,9 +121,10 @@ Result<ScoreReport> ScoreModel(const ScoreOptions& options);
 // source and one per value.
 std::string FormatReport(const ScoreReport& report);
 // The same as one JSON object: game, model, simulations, one_ply_value, root_selection ("puct",
-// "gumbel"), gumbel_c_scale (with gumbel), as_player, set, positions, kept, share,
-// trivial, nontrivial_share, seconds, bands (min_ply, max_ply and the tally: positions, kept,
-// trivial, share, nontrivial_share), sources (source and the tally), values (value and the tally).
+// "gumbel"), gumbel_c_scale (with gumbel), c_puct (with simulations > 0), as_player, set,
+// positions, kept, share, trivial, nontrivial_share, seconds, bands (min_ply, max_ply and the
+// tally: positions, kept, trivial, share, nontrivial_share), sources (source and the tally), values
+// (value and the tally).
 std::string ReportJson(const ScoreReport& report);
 
 }  // namespace az::score

@@ -106,6 +106,19 @@ TEST(ScoreTest, TicTacToeScoresEveryReachablePosition) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
+  // PUCT's constant is the search's, reported with it: a uniform search that explores far less
+  // than the default finds fewer of the threats; zero or a negative constant is refused.
+  EXPECT_FLOAT_EQ(searched->c_puct, 1.5f);
+  Result<ScoreReport> greedy =
+      ScoreModel({.game = "tictactoe", .simulations = 400, .c_puct = 0.01f});
+  ASSERT_TRUE(greedy.ok()) << greedy.status().ToString();
+  EXPECT_FLOAT_EQ(greedy->c_puct, 0.01f);
+  EXPECT_NE(greedy->kept, searched->kept);
+  for (const float bad : {0.0f, -1.0f, 1000.0f}) {
+    EXPECT_EQ(ScoreModel({.game = "tictactoe", .simulations = 8, .c_puct = bad}).status().code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
 }
 
 TEST(ScoreTest, ConnectFourScoresRandomPositionsInTheirPlies) {
@@ -513,6 +526,7 @@ TEST(ScoreTest, BinaryGeneratesAndScoresASetAsJson) {
   EXPECT_EQ(json["game"], "connect4");
   EXPECT_EQ(json["model"], "uniform");
   EXPECT_EQ(json["simulations"], 0);
+  EXPECT_FALSE(json.contains("c_puct"));  // a search's constant, without a search
   EXPECT_EQ(json["set"], path);
   EXPECT_EQ(json["positions"], 9);
   EXPECT_EQ(json["trivial"], 0);
