@@ -106,8 +106,8 @@ TEST(ScoreTest, TicTacToeScoresEveryReachablePosition) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
-  // PUCT's constant is the search's, reported with it: a uniform search that explores far less
-  // than the default finds fewer of the threats; zero or a negative constant is refused.
+  // PUCT's constant reaches the search and the report: a uniform search that explores far less
+  // than the default keeps the value in other positions; a constant out of (0, 100] is refused.
   EXPECT_FLOAT_EQ(searched->c_puct, 1.5f);
   Result<ScoreReport> greedy =
       ScoreModel({.game = "tictactoe", .simulations = 400, .c_puct = 0.01f});
